@@ -1,0 +1,40 @@
+# rnnbench: `make run` (the embedded default job), `make test` (the test suite).
+# Both install what they need into .venv from nothing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE ?= 1
+export HF_DATASETS_OFFLINE ?= 1
+
+.PHONY: help install run test test-fast tables table-rcrn-5 table-rcrn-2 clean
+
+help:  ## list targets
+	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build of torch from local disk first: a bare `torch` would pull a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)  ## create .venv with torch 2.13.0 (CPU) and rnnbench (editable) + dev tools
+
+run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no download, ~3 min)
+	$(PY) train.py
+
+test: $(STAMP)  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
+	TRITON_INTERPRET=1 WANDB_MODE=disabled $(PY) -m pytest -q -n 2 --dist loadfile
+
+table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC): run what is missing, write results/rcrn_table5.{md,tex}
+	$(PY) scripts/make_table.py rcrn_table5
+
+table-rcrn-2: $(STAMP)  ## RCRN Table 2 (SST-5): run what is missing, write results/rcrn_table2.{md,tex}
+	$(PY) scripts/make_table.py rcrn_table2
+
+tables: table-rcrn-5 table-rcrn-2  ## every table target
+
+clean:  ## remove caches and run outputs (not results/)
+	rm -rf .cache runs .pytest_cache

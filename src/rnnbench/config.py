@@ -1,0 +1,89 @@
+"""Structured-config schemas: a typo in a key is an error that names the key.
+
+The task and encoder groups stay open dicts (each encoder has its own
+constructor arguments; Hydra still refuses an override of a key a config does
+not have). Registered with Hydra's ConfigStore as ``config_schema``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+
+
+@dataclass
+class PathsConf:
+    data_dir: str = "${oc.env:RNNBENCH_DATA,data}"
+    runs_dir: str = "${oc.env:RNNBENCH_RUNS,runs}"
+    cache_dir: str = "${oc.env:RNNBENCH_CACHE,.cache/rnnbench}"
+    results_dir: str = "results"
+
+
+@dataclass
+class EmbeddingConf:
+    name: str = "glove_6b_50d"
+    kind: str = "glove"  # glove | random
+    path: Optional[str] = None  # GloVe text file: .txt, .txt.gz or the official .zip
+    dim: int = 50
+    freeze: Optional[bool] = None  # None: the task decides (task.freeze_embeddings)
+    lowercase: bool = True  # GloVe 6B is lower-cased; 840B is cased
+    dropout: float = 0.0
+
+
+@dataclass
+class TrainerConf:
+    epochs: int = 10
+    batch_size: int = 50
+    eval_batch_size: int = 200
+    optimizer: str = "adam"  # adam | adadelta | sgd
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    grad_clip: float = 5.0
+    patience: int = 3  # epochs without dev improvement before stopping; 0 = never stop early
+    max_batches: Optional[int] = None  # per epoch (smoke runs); None = the whole split
+    max_eval_batches: Optional[int] = None
+    checkpoint_every: int = 200  # steps between mid-epoch checkpoints
+    bucket_size: int = 100  # batches sorted by length within buckets of this many batches
+    device: str = "auto"  # auto | cpu | cuda
+    num_threads: Optional[int] = None  # torch CPU threads; None = torch's default
+    mc_dropout_samples: int = 0  # LSTM baseline paper: 60 at test time; 0 = off
+    mc_dropout_combine: str = "vote"  # vote | mean
+    progress: bool = True
+
+
+@dataclass
+class LoggerConf:
+    kind: str = "none"  # none | csv | wandb
+    project: str = "rnnbench"
+    mode: str = "offline"  # wandb mode unless WANDB_MODE is set
+
+
+@dataclass
+class TableConf:
+    """Which paper table an experiment fills and how our metric maps onto its column."""
+
+    name: str = ""  # registry file, e.g. rcrn_table5
+    column: str = ""  # the paper's value key, e.g. TREC
+    metric: str = "accuracy"  # our test metric shown beside it
+    scale: float = 100.0  # ours * scale is in the paper's units
+
+
+@dataclass
+class Config:
+    task: Any = field(default_factory=dict)
+    encoder: Any = field(default_factory=dict)
+    embedding: EmbeddingConf = field(default_factory=EmbeddingConf)
+    trainer: TrainerConf = field(default_factory=TrainerConf)
+    logger: LoggerConf = field(default_factory=LoggerConf)
+    paths: PathsConf = field(default_factory=PathsConf)
+    seed: int = 1
+    experiment: Optional[str] = None  # name of the paper table a sweep fills (conf/experiment)
+    table: Optional[TableConf] = None
+
+
+def register() -> None:
+    ConfigStore.instance().store(name="config_schema", node=Config)
+
+
+register()

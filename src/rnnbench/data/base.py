@@ -1,0 +1,109 @@
+"""The reader interface and the shared hub fallback.
+
+A reader turns a dataset's original distribution files into splits of plain
+records (dicts). Classification records are
+    {"id": str, "tokens": list[str], "label": int}
+Any field holding a list of strings is a text field: the vocabulary and the
+batcher numericalise it and give it a mask. Readers know nothing of models.
+"""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Callable
+
+from rnnbench.errors import DatasetMissingError
+
+Records = list[dict]
+Splits = dict[str, Records]
+
+
+class Reader:
+    """Base class: subclasses set ``name`` and implement ``read_files``.
+
+    ``label_names`` lists the classes for classification readers (index = label id).
+    ``files`` are the paths (relative to the data directory) that must exist;
+    ``source`` says where a user can obtain them.
+    """
+
+    name: str = "dataset"
+    files: tuple[str, ...] = ()
+    source: str = ""
+    hub_id: str | None = None
+    label_names: list[str] = []
+
+    def options(self) -> dict:
+        """Options that change the records (part of the cache key)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def read_files(self, root: Path) -> Splits:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def read_hub(self) -> Splits:  # pragma: no cover - overridden where a hub copy exists
+        raise NotImplementedError
+
+    def input_paths(self, root: Path) -> list[Path]:
+        return [root / f for f in self.files]
+
+    def load(self, data_dir: str | Path) -> Splits:
+        """Read from the original files, else from the hub, else raise a clear error."""
+        root = Path(data_dir)
+        missing = [p for p in self.input_paths(root) if not p.exists()]
+        if not missing:
+            return self.read_files(root)
+        hub_note = try_hub_note(self)
+        if self.hub_id and not hub_note:
+            try:
+                return self.read_hub()
+            except Exception as exc:  # noqa: BLE001 - any hub failure means "not available"
+                hub_note = f"the hub copy {self.hub_id!r} failed too ({type(exc).__name__})"
+        raise DatasetMissingError(self.name, [str(p.relative_to(root)) for p in missing], root, self.source, hub_note)
+
+
+def try_hub_note(reader: Reader) -> str:
+    """Why the hub will not be tried ('' when it will)."""
+    if not reader.hub_id:
+        return "no hub copy is known"
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        return f"hub copy {reader.hub_id!r} not tried (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE set)"
+    return ""
+
+
+def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:
+    """Lines of a text file split on '\\n' only (some corpora hold U+0085, which
+    str.splitlines() would also split on); a trailing empty line is dropped."""
+    text = path.read_bytes().decode(encoding)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def parse_lines(path: Path, parse: Callable[[str], dict], encoding: str = "utf-8") -> Records:
+    """Apply ``parse`` to each non-empty line; a ValueError becomes a DataFormatError naming file and line."""
+    from rnnbench.errors import DataFormatError
+
+    records = []
+    for number, line in enumerate(read_lines(path, encoding), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(parse(line))
+        except (ValueError, KeyError, IndexError) as exc:
+            raise DataFormatError(path, number, str(exc) or type(exc).__name__) from None
+    return records
+
+
+def hold_out(train: list, test: list, dev_size: int, seed: int, where: str) -> dict[str, list]:
+    """Split ``dev_size`` random items (fixed ``seed``) off train as the dev set; order is kept."""
+    from rnnbench.errors import ConfigError
+
+    if dev_size > len(train):
+        raise ConfigError(f"{where}: dev size {dev_size} but only {len(train)} training examples were found")
+    held = set(random.Random(seed).sample(range(len(train)), dev_size))
+    return {
+        "train": [r for i, r in enumerate(train) if i not in held],
+        "dev": [r for i, r in enumerate(train) if i in held],
+        "test": test,
+    }

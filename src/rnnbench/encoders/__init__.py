@@ -1,0 +1,1 @@
+"""Encoders: each implements the contract in base.py."""

@@ -1,0 +1,32 @@
+"""Build an encoder from its config group entry (conf/encoder/<name>.yaml)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from rnnbench.encoders.base import Encoder
+from rnnbench.errors import ConfigError
+
+ENCODER_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "encoder"
+
+
+def known_encoders(conf_dir: Path = ENCODER_CONF_DIR) -> list[str]:
+    return sorted(p.stem for p in conf_dir.glob("*.yaml"))
+
+
+def build_encoder(cfg: DictConfig, input_size: int) -> Encoder:
+    """Instantiate ``cfg`` (minus its ``name``) with the given input size."""
+    kwargs = OmegaConf.to_container(cfg, resolve=True)
+    name = kwargs.pop("name", "?")
+    try:
+        encoder = instantiate(kwargs, input_size=input_size)
+    except Exception as exc:  # Hydra wraps the constructor's TypeError
+        cause = exc.__cause__ or exc
+        if isinstance(cause, TypeError) and "argument" in str(cause):
+            raise ConfigError(f"encoder {name!r}: {cause}") from None
+        raise
+    if not isinstance(encoder, Encoder):
+        raise ConfigError(f"encoder {name!r}: {kwargs.get('_target_')} is not an rnnbench Encoder")
+    return encoder

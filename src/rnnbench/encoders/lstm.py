@@ -1,0 +1,127 @@
+"""The (Bi)LSTM family: BiLSTM, stacked BiLSTM and the LSTM baseline paper's options.
+
+Options (config keys of conf/encoder/bilstm.yaml and 3l_bilstm.yaml):
+  hidden_size     units per direction.
+  num_layers      stacked layers.
+  bidirectional   forward and backward outputs concatenated (2*hidden channels).
+  cell            lstm | gru.
+  forget_bias     value the forget-gate bias starts at (LSTM baseline paper: 1.0).
+  dropout         inverted dropout on each layer's input (paper: SST 0.5, IMDb 0.7).
+  shared_weights  one set of weights runs both directions (baseline paper).
+  residual        none | v1 (each layer's input added to its output, where sizes
+                  match) | v2 (v1 plus the lateral h_t = o*tanh(c) + x_t, which changes
+                  the recurrence; runs kernels.residual_lstm). Where the layer input
+                  size differs from the hidden size, v2's lateral term uses a learned
+                  linear projection of x_t: our choice, the paper's layers match.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, reverse_padded, zero_padding
+from rnnbench.kernels import residual_lstm as residual_lstm_op
+
+
+def _run_packed(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Run an nn.LSTM/GRU on padded input so that padding is never read."""
+    T = x.shape[1]
+    packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+    out, _ = rnn(packed)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=T)
+    return out
+
+
+def _set_forget_bias(rnn: nn.RNNBase, value: float) -> None:
+    H = rnn.hidden_size
+    with torch.no_grad():
+        for name, p in rnn.named_parameters():
+            if name.startswith("bias_ih"):
+                p[H : 2 * H].fill_(value)
+            elif name.startswith("bias_hh"):
+                p[H : 2 * H].fill_(0.0)
+
+
+class RecurrentLayer(nn.Module):
+    """One (bi)directional recurrent layer over padded input."""
+
+    def __init__(self, input_size, hidden_size, bidirectional, cell, forget_bias, shared_weights, lateral):
+        super().__init__()
+        self.bidirectional = bidirectional
+        self.shared_weights = shared_weights and bidirectional
+        self.lateral = lateral
+        self.hidden_size = hidden_size
+        rnn_cls = {"lstm": nn.LSTM, "gru": nn.GRU}[cell]
+        native_bidir = bidirectional and not self.shared_weights and not lateral
+        self.rnn = rnn_cls(input_size, hidden_size, batch_first=True, bidirectional=native_bidir)
+        if bidirectional and not native_bidir and not self.shared_weights:
+            self.rnn_backward = rnn_cls(input_size, hidden_size, batch_first=True)
+        else:
+            self.rnn_backward = None
+        if cell == "lstm" and forget_bias is not None:
+            for rnn in (self.rnn, self.rnn_backward):
+                if rnn is not None:
+                    _set_forget_bias(rnn, forget_bias)
+        self.lateral_proj = (
+            nn.Linear(input_size, hidden_size, bias=False) if lateral and input_size != hidden_size else None
+        )
+
+    def _one_direction(self, rnn, x, mask, lengths):
+        if not self.lateral:
+            return _run_packed(rnn, x, lengths)
+        r = self.lateral_proj(x) if self.lateral_proj is not None else x
+        return residual_lstm_op.residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0)
+
+    def forward(self, x, mask):
+        lengths = lengths_of(mask)
+        if not self.bidirectional or (self.rnn.bidirectional):
+            return self._one_direction(self.rnn, x, mask, lengths)
+        backward_rnn = self.rnn if self.shared_weights else self.rnn_backward
+        fwd = self._one_direction(self.rnn, x, mask, lengths)
+        bwd = reverse_padded(self._one_direction(backward_rnn, reverse_padded(x, lengths), mask, lengths), lengths)
+        return torch.cat([fwd, bwd], dim=-1)
+
+
+class LSTMEncoder(Encoder):
+    """Stacked (bi)directional LSTM/GRU encoder; see the module docstring for options."""
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int = 200,
+        num_layers: int = 1,
+        bidirectional: bool = True,
+        cell: str = "lstm",
+        forget_bias: float | None = 1.0,
+        dropout: float = 0.0,
+        shared_weights: bool = False,
+        residual: str = "none",
+    ):
+        directions = 2 if bidirectional else 1
+        super().__init__(input_size, hidden_size * directions)
+        if cell not in ("lstm", "gru"):
+            raise ValueError(f"encoder.cell must be 'lstm' or 'gru', got {cell!r}")
+        if residual not in ("none", "v1", "v2"):
+            raise ValueError(f"encoder.residual must be one of none, v1, v2; got {residual!r}")
+        if residual == "v2" and cell != "lstm":
+            raise ValueError("encoder.residual=v2 (lateral residual) is defined for the LSTM cell only")
+        self.causal = not bidirectional
+        self.residual = residual
+        self.dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList()
+        size = input_size
+        for _ in range(num_layers):
+            self.layers.append(
+                RecurrentLayer(size, hidden_size, bidirectional, cell, forget_bias, shared_weights, lateral=residual == "v2")
+            )
+            size = hidden_size * directions
+
+    def forward(self, x, mask, context=None) -> EncoderOutput:
+        h = x
+        for layer in self.layers:
+            out = layer(self.dropout(h), mask)
+            if self.residual in ("v1", "v2") and out.shape[-1] == h.shape[-1]:
+                out = out + h
+            h = zero_padding(out, mask)
+        return EncoderOutput(states=h)

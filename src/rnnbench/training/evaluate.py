@@ -1,0 +1,55 @@
+"""Evaluation over a split, with the LSTM baseline paper's Monte Carlo dropout option."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from rnnbench.data.batching import batch_indices, collate, to_device
+from rnnbench.metrics.classification import METRICS
+
+
+def _dropout_only_train(model: nn.Module) -> None:
+    """Eval mode everywhere except dropout layers (MC dropout keeps them sampling)."""
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.train()
+
+
+@torch.no_grad()
+def predict(model, records, fields, batch_size, device, max_batches=None, mc_samples=0, mc_combine="vote"):
+    """Predicted label ids (in record order), mean loss and averaged encoder stats."""
+    batches = batch_indices(records, fields, batch_size, shuffle=False)
+    if max_batches is not None:
+        batches = batches[:max_batches]
+    predictions: dict[int, int] = {}
+    total_loss, count, stats = 0.0, 0, {}
+    for idx in batches:
+        batch = to_device(collate([records[i] for i in idx], fields), device)
+        model.eval()
+        out, loss = model(batch)
+        total_loss += loss.item() * len(idx)
+        count += len(idx)
+        for k, v in out.encoder_output.stats.items():
+            stats[k] = stats.get(k, 0.0) + float(v) * len(idx)
+        if mc_samples > 0:
+            _dropout_only_train(model)
+            samples = torch.stack([model(batch)[0].logits for _ in range(mc_samples)])  # [S, B, C]
+            model.eval()
+            if mc_combine == "mean":
+                pred = samples.softmax(-1).mean(0).argmax(-1)
+            elif mc_combine == "vote":
+                votes = torch.nn.functional.one_hot(samples.argmax(-1), samples.shape[-1]).sum(0)
+                pred = votes.argmax(-1)  # ties: the lower class id
+            else:
+                raise ValueError(f"trainer.mc_dropout_combine must be 'vote' or 'mean', got {mc_combine!r}")
+        else:
+            pred = model.head.predict(out.logits)
+        for i, p in zip(idx, pred.tolist()):
+            predictions[i] = p
+    order = sorted(predictions)
+    return [predictions[i] for i in order], order, total_loss / max(count, 1), {k: v / max(count, 1) for k, v in stats.items()}
+
+
+def score(metric_names, predictions, golds) -> dict[str, float]:
+    return {name: METRICS[name](predictions, golds) for name in metric_names}

@@ -1,0 +1,191 @@
+"""The training loop: optimise, evaluate on dev each epoch, keep the best, test once.
+
+Short enough to read in one sitting. Resuming: a checkpoint holds the model,
+optimiser, RNG state and the position (epoch, batch) reached; batch order is a
+function of (seed, epoch), so a resumed run replays exactly what is missing.
+"""
+from __future__ import annotations
+
+import platform
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+
+from rnnbench.data.batching import batch_indices, collate, to_device
+from rnnbench.data.prepare import prepare
+from rnnbench.results.identity import run_identity
+from rnnbench.results.records import PREDICTIONS, write_lines_atomic
+from rnnbench.training import checkpoint
+from rnnbench.training.evaluate import predict, score
+from rnnbench.training.loggers import make_logger
+from rnnbench.training.model import build_model
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def _optimizer(cfg, params):
+    t = cfg.trainer
+    if t.optimizer == "adam":
+        return torch.optim.Adam(params, lr=t.lr, weight_decay=t.weight_decay)
+    if t.optimizer == "adadelta":
+        return torch.optim.Adadelta(params, lr=t.lr, weight_decay=t.weight_decay)
+    if t.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=t.lr, weight_decay=t.weight_decay)
+    raise ValueError(f"trainer.optimizer must be adam, adadelta or sgd; got {t.optimizer!r}")
+
+
+def _hardware(device: torch.device) -> dict:
+    info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": platform.machine(), "python": platform.python_version()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    info["cpu_count"] = os.cpu_count()
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def _git_commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True, timeout=5).stdout.strip()
+        return head + ("-dirty" if dirty else "") if head else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def fit(cfg: DictConfig, run_dir: Path, say=print) -> dict:
+    """Train one run in ``run_dir`` (resuming if it holds a checkpoint); return its record."""
+    t = cfg.trainer
+    if t.num_threads:
+        torch.set_num_threads(t.num_threads)
+    device = _device(t.device)
+    torch.manual_seed(cfg.seed)
+    data = prepare(cfg)
+    torch.manual_seed(cfg.seed)  # model init does not depend on how data was prepared
+    model = build_model(cfg, len(data.vocab), len(data.label_names), data.vectors).to(device)
+    optimizer = _optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
+    train, dev, test = data.splits["train"], data.splits["dev"], data.splits["test"]
+    n_params = model.encoder.num_parameters()
+    say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(train)} train, {len(dev)} dev, {len(test)} test; "
+        f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")
+
+    state = {"epoch": 0, "batch": 0, "best": None, "best_epoch": -1, "bad_epochs": 0, "history": [],
+             "epoch_seconds": 0.0, "train_seconds": 0.0, "tokens": 0, "step": 0}
+    saved = checkpoint.load(run_dir / checkpoint.LAST)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        state = saved["state"]
+        checkpoint.set_rng_state(saved["rng"])
+        say(f"resuming from epoch {state['epoch'] + 1}, batch {state['batch']}")
+
+    def save_last():
+        checkpoint.save(run_dir / checkpoint.LAST, model=model.state_dict(), optimizer=optimizer.state_dict(), state=state, rng=checkpoint.rng_state())
+
+    logger = make_logger(cfg, run_dir, run_dir.name)
+    select = cfg.task.select_metric
+    while state["epoch"] < t.epochs:
+        epoch = state["epoch"]
+        batches = batch_indices(train, data.fields, t.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch, bucket_size=t.bucket_size)
+        if t.max_batches is not None:
+            batches = batches[: t.max_batches]
+        model.train()
+        started = time.perf_counter()
+        bar = tqdm(batches[state["batch"] :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state["batch"], total=len(batches), disable=not t.progress, leave=False)
+        for idx in bar:
+            batch = to_device(collate([train[i] for i in idx], data.fields), device)
+            _, loss = model(batch)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if t.grad_clip:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
+            optimizer.step()
+            state["batch"] += 1
+            state["step"] += 1
+            state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in data.fields))
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+            if state["batch"] % t.checkpoint_every == 0:
+                state["epoch_seconds"] += time.perf_counter() - started
+                started = time.perf_counter()
+                save_last()
+        epoch_seconds = state["epoch_seconds"] + time.perf_counter() - started
+        state["train_seconds"] += epoch_seconds
+        state["epoch_seconds"] = 0.0
+        preds, order, dev_loss, stats = predict(model, dev, data.fields, t.eval_batch_size, device, t.max_eval_batches)
+        dev_scores = score(cfg.task.metrics, preds, [dev[i]["label"] for i in order])
+        improved = state["best"] is None or dev_scores[select] > state["best"]
+        entry = {"epoch": epoch + 1, "train_seconds": epoch_seconds, "dev_loss": dev_loss, **{f"dev_{k}": v for k, v in dev_scores.items()}, **stats}
+        state["history"].append(entry)
+        logger.log(entry, step=state["step"])
+        say(f"epoch {epoch + 1}: dev {select} {dev_scores[select]:.4f} (loss {dev_loss:.4f}){' *best*' if improved else ''}; {epoch_seconds:.1f}s")
+        if improved:
+            state.update(best=dev_scores[select], best_epoch=epoch + 1, bad_epochs=0, best_dev=dev_scores)
+            checkpoint.save(run_dir / checkpoint.BEST, model=model.state_dict())
+        else:
+            state["bad_epochs"] += 1
+        state["epoch"] += 1
+        state["batch"] = 0
+        stop = t.patience and state["bad_epochs"] >= t.patience
+        if stop:
+            state["epoch"] = t.epochs  # recorded so a resumed run does not train on
+        save_last()
+        if stop:
+            say(f"early stop: no dev improvement for {t.patience} epochs")
+
+    # Test once, with the best epoch's weights.
+    model.load_state_dict(checkpoint.load(run_dir / checkpoint.BEST)["model"])
+    torch.manual_seed(cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
+    preds, order, test_loss, test_stats = predict(model, test, data.fields, t.eval_batch_size, device, t.max_eval_batches, t.mc_dropout_samples, t.mc_dropout_combine)
+    golds = [test[i]["label"] for i in order]
+    test_scores = score(cfg.task.metrics, preds, golds)
+    raw_test = data.raw["test"]
+    names = data.label_names
+    write_lines_atomic(run_dir / PREDICTIONS, [{"id": raw_test[i]["id"], "prediction": names[p], "gold": names[g]} for i, p, g in zip(order, preds, golds)])
+    logger.log({f"test_{k}": v for k, v in test_scores.items()}, step=state["step"])
+    logger.finish()
+    say(f"best epoch {state['best_epoch']}: dev {select} {state['best']:.4f}; test {select} {test_scores[select]:.4f}")
+
+    epochs_run = state["history"]
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "identity": run_identity(cfg),
+        "run_dir": str(run_dir),
+        "task": cfg.task.name,
+        "encoder": cfg.encoder.name,
+        "embedding": cfg.embedding.name,
+        "seed": cfg.seed,
+        "experiment": cfg.get("experiment"),
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "git_commit": _git_commit(),
+        "encoder_parameters": n_params,
+        "model_parameters": sum(p.numel() for p in model.parameters()),
+        "best_epoch": state["best_epoch"],
+        "epochs_run": len(epochs_run),
+        "dev": state.get("best_dev", {}),
+        "test": test_scores,
+        "test_stats": test_stats,
+        "history": state["history"],
+        "seconds_per_epoch": sum(h["train_seconds"] for h in epochs_run) / max(len(epochs_run), 1),
+        "tokens_per_second": state["tokens"] / max(state["train_seconds"], 1e-9),
+        "peak_memory_mb": (torch.cuda.max_memory_allocated() / 2**20) if device.type == "cuda" else peak_kb / 1024,
+        "hardware": _hardware(device),
+        "data": {"train": len(train), "dev": len(dev), "test": len(test), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
+    }

@@ -1,0 +1,56 @@
+"""The task model: embedding -> head (which calls the encoder) -> loss."""
+from __future__ import annotations
+
+import torch
+from hydra.utils import get_class
+from omegaconf import DictConfig, OmegaConf
+from torch import nn
+
+from rnnbench.encoders.base import Encoder
+from rnnbench.encoders.build import build_encoder
+from rnnbench.errors import ConfigError
+from rnnbench.heads.base import Head, HeadOutput
+
+
+class TaskModel(nn.Module):
+    def __init__(self, embedding: nn.Embedding, encoder: Encoder, head: Head, embedding_dropout: float = 0.0):
+        super().__init__()
+        self.embedding = embedding
+        self.embedding_dropout = nn.Dropout(embedding_dropout)
+        self.encoder = encoder
+        self.head = head
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.embedding_dropout(self.embedding(ids))
+
+    def forward(self, batch: dict) -> tuple[HeadOutput, torch.Tensor]:
+        """Head output and the total training loss (task + encoder aux + encoder feedback)."""
+        out = self.head(batch, self.embed, self.encoder)
+        loss = out.loss
+        if out.encoder_output.aux_loss is not None:
+            loss = loss + out.encoder_output.aux_loss
+        if self.training:
+            extra = self.encoder.feedback(out.log_likelihood.detach())
+            if extra is not None:
+                loss = loss + extra
+        return out, loss
+
+
+def build_model(cfg: DictConfig, vocab_size: int, num_classes: int, vectors: torch.Tensor | None) -> TaskModel:
+    dim = cfg.embedding.dim
+    embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
+    if vectors is not None:
+        if vectors.shape != (vocab_size, dim):
+            raise ConfigError(f"embedding matrix is {tuple(vectors.shape)}, expected {(vocab_size, dim)} (embedding.dim)")
+        embedding.weight.data.copy_(vectors)
+    freeze = cfg.embedding.freeze if cfg.embedding.freeze is not None else cfg.task.get("freeze_embeddings", False)
+    embedding.weight.requires_grad = not freeze
+
+    head_opts = OmegaConf.to_container(cfg.task.head, resolve=True)
+    head_cls = get_class(head_opts.pop("_target_"))
+    try:
+        encoder = build_encoder(cfg.encoder, head_cls.encoder_input_size(dim, **head_opts))
+        head = head_cls(dim, encoder.output_size, num_classes, **head_opts)
+    except TypeError as exc:
+        raise ConfigError(f"task.head ({head_cls.__name__}): {exc}") from None
+    return TaskModel(embedding, encoder, head, cfg.embedding.dropout)

@@ -1,0 +1,93 @@
+"""The encoder contract, checked for every encoder config in conf/encoder/.
+
+A new encoder is covered as soon as its config file exists.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+from rnnbench.compose import compose_config
+
+from rnnbench.encoders.base import EncoderOutput
+from rnnbench.encoders.build import build_encoder, known_encoders
+
+INPUT = 12
+CONTEXT = 12
+
+
+def make(name: str, hidden: int = 8):
+    cfg = compose_config([f"encoder={name}"])
+    enc_cfg = cfg.encoder
+    if "hidden_size" in enc_cfg:
+        enc_cfg.hidden_size = hidden
+    torch.manual_seed(0)
+    return build_encoder(enc_cfg, INPUT)
+
+
+def batch(lengths, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    T = max(lengths)
+    x = torch.randn(len(lengths), T, INPUT, generator=g)
+    mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    x = x * mask.unsqueeze(-1)
+    context = torch.randn(len(lengths), CONTEXT, generator=g)
+    return x, mask, context
+
+
+ENCODERS = known_encoders()
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_shapes_and_zero_padding(name):
+    enc = make(name).eval()
+    x, mask, ctx = batch([5, 3, 1])
+    out = enc(x, mask, ctx)
+    assert isinstance(out, EncoderOutput)
+    assert out.states.shape == (3, 5, enc.output_size)
+    assert torch.all(out.states[~mask] == 0)
+    assert isinstance(out.stats, dict)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_padding_invariance(name):
+    """A sequence encodes the same alone as batched with longer ones."""
+    enc = make(name).eval()
+    x, mask, ctx = batch([7, 4, 2], seed=1)
+    with torch.no_grad():
+        together = enc(x, mask, ctx).states
+        for i, n in enumerate([7, 4, 2]):
+            alone = enc(x[i : i + 1, :n], mask[i : i + 1, :n], ctx[i : i + 1]).states
+            torch.testing.assert_close(together[i, :n], alone[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_gradients_reach_every_parameter(name):
+    enc = make(name).train()
+    x, mask, ctx = batch([6, 5, 3], seed=2)
+    out = enc(x, mask, ctx)
+    loss = out.states.pow(2).sum()
+    if out.aux_loss is not None:
+        loss = loss + out.aux_loss
+    extra = enc.feedback(torch.randn(x.shape[0]))
+    if extra is not None:
+        loss = loss + extra
+    loss.backward()
+    missing = [n for n, p in enc.named_parameters() if p.requires_grad and (p.grad is None or not torch.any(p.grad != 0))]
+    assert not missing, f"no gradient reaches {missing}"
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_no_grad_and_eval(name):
+    enc = make(name).eval()
+    x, mask, ctx = batch([4, 2], seed=3)
+    with torch.no_grad():
+        a = enc(x, mask, ctx).states
+        b = enc(x, mask, ctx).states
+    assert not a.requires_grad
+    torch.testing.assert_close(a, b)  # eval mode is deterministic
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_parameter_count_exposed(name):
+    enc = make(name)
+    assert enc.num_parameters() == sum(p.numel() for p in enc.parameters())
