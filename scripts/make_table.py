@@ -3,6 +3,7 @@
     python scripts/make_table.py rcrn_table5 [--no-run] [extra overrides ...]
 
 The sweep is the experiment config's `hydra.sweeper.params` (conf/experiment/<name>.yaml).
+Two copies started side by side share the work (each skips the runs the other holds).
 Finished runs are skipped and interrupted ones resume, so the command can be
 stopped and started again at will. Encoders without a config yet are listed in
 the table as "not built yet".
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
-from rnnbench.errors import RnnbenchError
+from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
 from rnnbench.results.tables import build_rows, describe_runs, paper_table, write_table
@@ -38,26 +39,29 @@ def main(argv: list[str] | None = None) -> int:
 
     encoders, seeds = sweep_of(args.experiment, args.overrides)
     built = set(known_encoders())
-    values: dict[str, list[float]] = {}
-    records = []
-    cfg = None
-    for enc, seed in itertools.product(encoders, seeds):
-        if enc not in built:
-            continue
-        cfg = compose_config([f"experiment={args.experiment}", f"encoder={enc}", f"seed={seed}", *args.overrides])
-        record = read_record(run_dir(cfg))
-        if record is None and not args.no_run:
+    jobs = [(enc, seed) for enc, seed in itertools.product(encoders, seeds) if enc in built]
+    configs = {job: compose_config([f"experiment={args.experiment}", f"encoder={job[0]}", f"seed={job[1]}", *args.overrides]) for job in jobs}
+    if not args.no_run:
+        for (enc, seed), cfg in configs.items():
+            if read_record(run_dir(cfg)) is not None:
+                continue
             print(f"== {enc} seed {seed}", flush=True)
             try:
-                record = train(cfg)
+                train(cfg)
+            except RunInProgress as exc:  # a second `make table-...` is running it: take the next job
+                print(f"skipped: {exc}", flush=True)
             except RnnbenchError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
+    # Assemble from whatever has finished now (a parallel copy may have finished more).
+    values: dict[str, list[float]] = {}
+    records = []
+    cfg = compose_config([f"experiment={args.experiment}", *args.overrides])
+    for (enc, _), run_cfg in configs.items():
+        record = read_record(run_dir(run_cfg))
         if record is not None:
             records.append(record)
             values.setdefault(enc, []).append(record["test"][cfg.table.metric] * cfg.table.scale)
-    if cfg is None:
-        cfg = compose_config([f"experiment={args.experiment}", *args.overrides])
     table = paper_table(cfg.table.name)
     rows = build_rows(table, cfg.table.column, values, built)
     title = f"{table['paper'].upper()} Table {table['table']}: {table['caption']} (test {cfg.table.metric}, %)"

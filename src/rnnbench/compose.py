@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
 import rnnbench.config  # noqa: F401  (registers the structured-config schema)
@@ -12,5 +13,7 @@ CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
 def compose_config(overrides: list[str] | None = None, config_name: str = "config", return_hydra_config: bool = False) -> DictConfig:
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name=config_name, overrides=list(overrides or []), return_hydra_config=return_hydra_config)
+    # Initialising Hydra is the slow part: do it once per process, then compose many times.
+    if not GlobalHydra.instance().is_initialized():
+        initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3")
+    return compose(config_name=config_name, overrides=list(overrides or []), return_hydra_config=return_hydra_config)

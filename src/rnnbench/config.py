@@ -43,6 +43,7 @@ class TrainerConf:
     patience: int = 3  # epochs without dev improvement before stopping; 0 = never stop early
     max_batches: Optional[int] = None  # per epoch (smoke runs); None = the whole split
     max_eval_batches: Optional[int] = None
+    truncate: Optional[int] = None  # cut every text to this many tokens (smoke runs, memory caps); None = keep all
     checkpoint_every: int = 200  # steps between mid-epoch checkpoints
     bucket_size: int = 100  # batches sorted by length within buckets of this many batches
     device: str = "auto"  # auto | cpu | cuda

@@ -12,6 +12,10 @@ class ConfigError(RnnbenchError):
     pass
 
 
+class RunInProgress(RnnbenchError):
+    """Another process holds the run's lock (a parallel sweep got there first)."""
+
+
 class DataFormatError(RnnbenchError):
     """A malformed line in a data file: names the file and the 1-based line number."""
 

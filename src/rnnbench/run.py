@@ -9,7 +9,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from omegaconf import DictConfig
 
-from rnnbench.errors import RnnbenchError
+from rnnbench.errors import RunInProgress
 from rnnbench.results.identity import run_dir as run_dir_of
 from rnnbench.results.records import DONE, RECORD, append_index, read_record, write_json_atomic
 from rnnbench.training.loop import fit
@@ -33,5 +33,5 @@ def train(cfg: DictConfig, say=say_flushed) -> dict:
             (run_dir / DONE).touch()  # written last: a record without it is not trusted
             append_index(Path(cfg.paths.runs_dir) / "records.jsonl", record)
     except Timeout:
-        raise RnnbenchError(f"run {run_dir} is in progress in another process (lock {run_dir / '.lock'})") from None
+        raise RunInProgress(f"run {run_dir} is in progress in another process (lock {run_dir / '.lock'})") from None
     return record

@@ -44,6 +44,29 @@ def iter_glove(path: Path, dim: int) -> Iterator[tuple[int, str, list[str]]]:
             yield number, " ".join(parts[:-dim]), parts[-dim:]
 
 
+def read_glove(path: Path, dim: int, cache_dir: str | Path) -> tuple[list[str], torch.Tensor]:
+    """All words and vectors of a GloVe file; parsed once, then cached as a tensor file."""
+    stat = path.stat()
+    key = hashlib.sha256(repr((str(path.resolve()), stat.st_size, int(stat.st_mtime), dim)).encode()).hexdigest()[:16]
+    cached = Path(cache_dir) / "embeddings" / f"{path.name}.{key}.pt"
+    if cached.exists():
+        saved = torch.load(cached)
+        return saved["words"], saved["vectors"]
+    words, rows = [], []
+    for number, word, values in tqdm(iter_glove(path, dim), desc=f"reading {path.name} (once; cached)", unit=" words", mininterval=2):
+        try:
+            rows.append([float(v) for v in values])
+        except ValueError:
+            raise DataFormatError(path, number, "a vector value is not a number") from None
+        words.append(word)
+    vectors = torch.tensor(rows, dtype=torch.float32)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+    torch.save({"words": words, "vectors": vectors}, tmp)
+    os.replace(tmp, cached)
+    return words, vectors
+
+
 def load_vectors(path: str | Path, itos: list[str], dim: int, lowercase: bool, cache_dir: str | Path, seed: int = 0) -> tuple[torch.Tensor, int]:
     """Matrix [len(itos), dim] for the vocabulary, and how many words were found in the file."""
     path = Path(path)
@@ -52,31 +75,16 @@ def load_vectors(path: str | Path, itos: list[str], dim: int, lowercase: bool, c
             f"embedding file {path} not found (set RNNBENCH_DATA, or embedding.path, or use embedding=random); "
             f"GloVe files: {GLOVE_SOURCE}"
         )
-    stat = path.stat()
-    key = hashlib.sha256(repr((str(path.resolve()), stat.st_size, int(stat.st_mtime), dim, lowercase, seed, itos)).encode()).hexdigest()[:16]
-    cached = Path(cache_dir) / "embeddings" / f"{path.name}.{key}.pt"
-    if cached.exists():
-        saved = torch.load(cached)
-        return saved["vectors"], saved["found"]
+    words, table = read_glove(path, dim, cache_dir)
     g = torch.Generator().manual_seed(seed)
     vectors = torch.randn(len(itos), dim, generator=g) * 0.1
     vectors[0] = 0.0
     index = {w: i for i, w in enumerate(itos)}
-    found = set()
-    for number, word, values in tqdm(iter_glove(path, dim), desc=f"reading {path.name}", unit=" words", mininterval=2):
-        if lowercase:
-            # A cased file read for a lower-cased vocab: keep the first (most frequent) casing.
-            word = word.lower()
-        i = index.get(word)
-        if i is None or i in found:
-            continue
-        try:
-            vectors[i] = torch.tensor([float(v) for v in values])
-        except ValueError:
-            raise DataFormatError(path, number, "a vector value is not a number") from None
-        found.add(i)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".tmp{os.getpid()}")
-    torch.save({"vectors": vectors, "found": len(found)}, tmp)
-    os.replace(tmp, cached)
+    found: set[int] = set()
+    for row, word in enumerate(words):
+        # A cased file read for a lower-cased vocabulary keeps the first (most frequent) casing.
+        i = index.get(word.lower() if lowercase else word)
+        if i is not None and i not in found:
+            vectors[i] = table[row]
+            found.add(i)
     return vectors, len(found)

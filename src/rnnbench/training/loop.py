@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from rnnbench.data.batching import batch_indices, collate, to_device
-from rnnbench.data.prepare import prepare
+from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.results.identity import run_identity
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.training import checkpoint
@@ -71,18 +71,28 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def fit(cfg: DictConfig, run_dir: Path, say=print) -> dict:
-    """Train one run in ``run_dir`` (resuming if it holds a checkpoint); return its record."""
+def _truncated(splits: dict, fields: list[str], limit: int | None) -> dict:
+    if limit is None:
+        return splits
+    return {name: [{**r, **{f: r[f][:limit] for f in fields}} for r in records] for name, records in splits.items()}
+
+
+def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None) -> dict:
+    """Train one run in ``run_dir`` (resuming if it holds a checkpoint); return its record.
+
+    ``data`` lets a caller that runs many configs on one task prepare it once (tests).
+    """
     t = cfg.trainer
     if t.num_threads:
         torch.set_num_threads(t.num_threads)
     device = _device(t.device)
     torch.manual_seed(cfg.seed)
-    data = prepare(cfg)
+    data = data or prepare(cfg)
     torch.manual_seed(cfg.seed)  # model init does not depend on how data was prepared
     model = build_model(cfg, len(data.vocab), len(data.label_names), data.vectors).to(device)
     optimizer = _optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
-    train, dev, test = data.splits["train"], data.splits["dev"], data.splits["test"]
+    splits = _truncated(data.splits, data.fields, t.truncate)
+    train, dev, test = splits["train"], splits["dev"], splits["test"]
     n_params = model.encoder.num_parameters()
     say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(train)} train, {len(dev)} dev, {len(test)} test; "
         f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")

@@ -1,0 +1,67 @@
+"""A run killed mid-epoch (SIGKILL) and relaunched ends exactly like an uninterrupted run."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from tests.helpers import REPO, run_train_py
+
+# Picking task, small: 2 epochs of 100 batches, a checkpoint every 10 batches.
+ARGS = [
+    "task.reader.train_size=2000", "task.reader.dev_size=200", "task.reader.test_size=200",
+    "trainer.batch_size=20", "trainer.epochs=2", "trainer.checkpoint_every=10", "trainer.progress=false",
+    "encoder.hidden_size=32", "trainer.num_threads=1",
+]
+
+
+def _record(runs: Path) -> dict:
+    (path,) = list(runs.glob("picking/bilstm/*/record.json"))
+    return json.loads(path.read_text())
+
+
+def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(tmp_path):
+    clean = run_train_py(ARGS + [f"paths.runs_dir={tmp_path / 'clean'}"])
+    assert clean.returncode == 0, clean.stderr
+
+    runs = tmp_path / "killed"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled"}
+    proc = subprocess.Popen([sys.executable, str(REPO / "train.py"), *ARGS, f"paths.runs_dir={runs}"], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    # Wait for a mid-epoch checkpoint of the first epoch, then kill without warning.
+    deadline = time.time() + 300
+    killed_at = None
+    while time.time() < deadline and proc.poll() is None:
+        for last in runs.glob("picking/bilstm/*/last.pt"):
+            try:
+                state = torch.load(last, weights_only=False)["state"]
+            except Exception:  # noqa: BLE001 - caught between write and rename: try again
+                continue
+            if state["epoch"] == 0 and state["batch"] >= 30:
+                os.killpg(proc.pid, signal.SIGKILL)
+                killed_at = state["batch"]
+                break
+        if killed_at:
+            break
+        time.sleep(0.05)
+    proc.wait()
+    assert killed_at is not None, "the run ended before a mid-epoch checkpoint could be interrupted"
+    assert not list(runs.glob("picking/bilstm/*/done"))
+
+    resumed = run_train_py(ARGS + [f"paths.runs_dir={runs}"])
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming from epoch 1" in resumed.stdout
+
+    a, b = _record(tmp_path / "clean"), _record(runs)
+    assert a["identity"] == b["identity"]
+    assert a["test"] == b["test"] and a["dev"] == b["dev"]
+    assert [h["dev_loss"] for h in a["history"]] == [h["dev_loss"] for h in b["history"]]
+    preds_a = (Path(a["run_dir"]) / "predictions.jsonl").read_text()
+    preds_b = (Path(b["run_dir"]) / "predictions.jsonl").read_text()
+    assert preds_a == preds_b
