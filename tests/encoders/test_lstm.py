@@ -1,0 +1,76 @@
+"""The BiLSTM family and the LSTM baseline paper's options."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rnnbench.encoders.lstm import LSTMEncoder
+from rnnbench.kernels import residual_lstm
+
+
+def _batch(lengths, size=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    T = max(lengths)
+    mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    return torch.randn(len(lengths), T, size, generator=g) * mask.unsqueeze(-1), mask
+
+
+def test_forget_bias_starts_at_one():
+    enc = LSTMEncoder(5, hidden_size=4, forget_bias=1.0)
+    rnn = enc.layers[0].rnn
+    H = 4
+    assert torch.all(rnn.bias_ih_l0[H : 2 * H] == 1.0) and torch.all(rnn.bias_hh_l0[H : 2 * H] == 0.0)
+    assert torch.all(rnn.bias_ih_l0_reverse[H : 2 * H] == 1.0)
+
+
+def test_shared_weight_bidirectionality_halves_the_weights_and_reverses_correctly():
+    shared = LSTMEncoder(6, hidden_size=5, shared_weights=True)
+    separate = LSTMEncoder(6, hidden_size=5)
+    assert shared.num_parameters() * 2 == separate.num_parameters()
+    x, mask = _batch([4, 2])
+    out = shared(x, mask).states
+    # Backward half = the same LSTM run over each sequence reversed, reversed back.
+    rnn = shared.layers[0].rnn
+    for i, n in enumerate([4, 2]):
+        rev, _ = rnn(x[i : i + 1, :n].flip(1))
+        torch.testing.assert_close(out[i, :n, 5:], rev.flip(1)[0])
+
+
+def test_res_v1_adds_each_layers_input_where_sizes_match():
+    enc = LSTMEncoder(8, hidden_size=4, num_layers=2, residual="v1").eval()
+    x, mask = _batch([3, 3], size=8)
+    first = enc.layers[0](x, mask)  # 8 = 2*4: residual applies to layer 1 too
+    second = enc.layers[1](x + first, mask)
+    torch.testing.assert_close(enc(x, mask).states, x + first + second)
+
+
+def test_res_v2_reference_matches_an_independent_lstm_cell_loop():
+    torch.manual_seed(0)
+    x, mask = _batch([5, 3], size=4)
+    cell = torch.nn.LSTMCell(4, 4)
+    out = residual_lstm.reference(x, x, mask, cell.weight_ih, cell.weight_hh, cell.bias_ih + cell.bias_hh)
+    for i, n in enumerate([5, 3]):
+        h = c = torch.zeros(1, 4)
+        for t in range(n):
+            _, c = cell(x[i : i + 1, t], (h, c))
+            # nn.LSTMCell's h is o*tanh(c); Res-V2 feeds back o*tanh(c) + x_t
+            gates = x[i : i + 1, t] @ cell.weight_ih.t() + h @ cell.weight_hh.t() + cell.bias_ih + cell.bias_hh
+            o = torch.sigmoid(gates.chunk(4, dim=-1)[3])
+            h = o * torch.tanh(c) + x[i : i + 1, t]
+            torch.testing.assert_close(out[i, t], h[0])
+        assert torch.all(out[i, n:] == 0)
+
+
+def test_res_v2_encoder_runs_both_directions_and_learns():
+    enc = LSTMEncoder(4, hidden_size=4, num_layers=2, residual="v2")
+    x, mask = _batch([5, 2], size=4)
+    out = enc(x, mask).states
+    assert out.shape == (2, 5, 8) and torch.all(out[1, 2:] == 0)
+    out.sum().backward()
+    assert enc.layers[1].lateral_proj is not None  # 8 inputs -> 4 hidden: projected lateral term
+
+
+@pytest.mark.parametrize("bad", [{"cell": "rnn"}, {"residual": "v3"}, {"cell": "gru", "residual": "v2"}])
+def test_bad_options_are_refused(bad):
+    with pytest.raises(ValueError):
+        LSTMEncoder(4, hidden_size=4, **bad)

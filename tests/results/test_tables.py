@@ -1,0 +1,36 @@
+"""Table assembly: the paper's number beside ours, with seeds, std and the difference."""
+from __future__ import annotations
+
+import pytest
+
+from rnnbench.results.tables import NO_RUNS, NOT_BUILT, NOT_OURS, build_rows, latex, markdown, paper_table
+
+
+def test_registry_holds_every_paper_table():
+    t = paper_table("rcrn_table5")
+    assert t["paper"] == "rcrn" and t["table"] == 5
+    assert {r["encoder"] for r in t["rows"]} >= {"bilstm", "3l_bilstm", "rcrn"}
+    with pytest.raises(KeyError, match="known"):
+        paper_table("nope")
+
+
+def test_rows_mark_other_systems_unbuilt_encoders_and_missing_runs():
+    table = {"rows": [
+        {"model": "CNN", "encoder": None, "values": {"TREC": 92.2}},
+        {"model": "BiLSTM", "encoder": "bilstm", "values": {"TREC": 95.8}},
+        {"model": "3L", "encoder": "3l_bilstm", "values": {"TREC": 95.4}},
+        {"model": "New", "encoder": "zzz", "values": {"TREC": 96.2}},
+    ]}
+    rows = build_rows(table, "TREC", {"bilstm": [90.0, 92.0, 91.0]}, built={"bilstm", "3l_bilstm"})
+    assert [r.status for r in rows] == [NOT_OURS, "", NO_RUNS, NOT_BUILT]
+    assert rows[1].mean == pytest.approx(91.0) and rows[1].std == pytest.approx(1.0)
+    md = markdown("T", rows, ["note"])
+    assert "| BiLSTM | `bilstm` | 95.8 | 91.0 ± 1.0 (n=3) | -4.8 |" in md
+    assert NOT_BUILT in md and "- note" in md
+    tex = latex("T", rows, ["note"])
+    assert r"91.0 $\pm$ 1.0 (n=3)" in tex and r"\textit{not built yet}" in tex and "3l\\_bilstm" in tex
+
+
+def test_single_seed_has_no_std():
+    rows = build_rows({"rows": [{"model": "B", "encoder": "bilstm", "values": {"X": 50.0}}]}, "X", {"bilstm": [40.0]}, {"bilstm"})
+    assert "40.0 (n=1)" in markdown("T", rows, [])
