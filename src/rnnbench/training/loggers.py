@@ -1,4 +1,4 @@
-"""Optional metric loggers: none, csv (metrics.csv in the run folder), wandb (offline by default)."""
+"""Optional metric loggers: none, csv (metrics.csv in the run folder, one row per step and metric), wandb (offline by default)."""
 from __future__ import annotations
 
 import csv
@@ -17,17 +17,18 @@ class NullLogger:
 
 
 class CsvLogger(NullLogger):
+    """Long format (step, name, value): epochs and the final test log different keys."""
+
     def __init__(self, path: Path):
         self.path = path
 
     def log(self, metrics: dict, step: int) -> None:
-        row = {"step": step, **metrics}
         new = not self.path.exists()
         with open(self.path, "a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(row))
+            writer = csv.writer(handle)
             if new:
-                writer.writeheader()
-            writer.writerow(row)
+                writer.writerow(["step", "name", "value"])
+            writer.writerows([step, name, value] for name, value in metrics.items())
 
 
 class WandbLogger(NullLogger):

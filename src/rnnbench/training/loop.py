@@ -128,6 +128,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
             if t.grad_clip:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
             optimizer.step()
+            state.setdefault("losses", []).append(loss.item())
             state["batch"] += 1
             state["step"] += 1
             state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in data.fields))
@@ -142,7 +143,11 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         preds, order, dev_loss, stats = predict(model, dev, data.fields, t.eval_batch_size, device, t.max_eval_batches)
         dev_scores = score(cfg.task.metrics, preds, [dev[i]["label"] for i in order])
         improved = state["best"] is None or dev_scores[select] > state["best"]
-        entry = {"epoch": epoch + 1, "train_seconds": epoch_seconds, "dev_loss": dev_loss, **{f"dev_{k}": v for k, v in dev_scores.items()}, **stats}
+        losses, state["losses"] = state.pop("losses", []), []
+        window = max(1, len(losses) // 5)  # first and last fifth of the epoch: did the loss fall?
+        entry = {"epoch": epoch + 1, "train_seconds": epoch_seconds, "train_loss": sum(losses) / max(len(losses), 1),
+                 "train_loss_start": sum(losses[:window]) / window, "train_loss_end": sum(losses[-window:]) / window,
+                 "dev_loss": dev_loss, **{f"dev_{k}": v for k, v in dev_scores.items()}, **stats}
         state["history"].append(entry)
         logger.log(entry, step=state["step"])
         say(f"epoch {epoch + 1}: dev {select} {dev_scores[select]:.4f} (loss {dev_loss:.4f}){' *best*' if improved else ''}; {epoch_seconds:.1f}s")

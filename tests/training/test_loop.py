@@ -1,0 +1,39 @@
+"""The training loop: determinism, loggers, early stopping and the record's contents."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from rnnbench.run import train
+from tests.helpers import smoke_config
+
+TINY = ["task.reader.train_size=300", "task.reader.dev_size=60", "task.reader.test_size=60", "encoder.hidden_size=16", "trainer.max_batches=null", "trainer.max_eval_batches=null", "trainer.batch_size=30"]
+
+
+def _quiet(_):
+    pass
+
+
+def test_same_seed_same_metrics_different_seed_different_run(tmp_path):
+    a = train(smoke_config(tmp_path / "a", *TINY, "trainer.epochs=2"), say=_quiet)
+    b = train(smoke_config(tmp_path / "b", *TINY, "trainer.epochs=2"), say=_quiet)
+    assert a["identity"] == b["identity"] and a["run_dir"] != b["run_dir"]
+    assert a["test"] == b["test"] and a["history"][-1]["dev_loss"] == b["history"][-1]["dev_loss"]
+    c = train(smoke_config(tmp_path / "a", *TINY, "trainer.epochs=2", "seed=2"), say=_quiet)
+    assert c["identity"] != a["identity"] and c["history"][-1]["dev_loss"] != a["history"][-1]["dev_loss"]
+
+
+def test_early_stopping_and_best_epoch(tmp_path):
+    # lr 0 never improves after epoch 1: patience 2 stops after epoch 3.
+    rec = train(smoke_config(tmp_path, *TINY, "trainer.epochs=10", "trainer.patience=2", "trainer.lr=0.0"), say=_quiet)
+    assert rec["epochs_run"] == 3 and rec["best_epoch"] == 1
+
+
+def test_csv_logger_writes_each_epoch_and_wandb_runs_disabled(tmp_path, monkeypatch):
+    rec = train(smoke_config(tmp_path, *TINY, "trainer.epochs=2", "logger=csv"), say=_quiet)
+    rows = list(csv.DictReader(open(Path(rec["run_dir"]) / "metrics.csv")))
+    assert [r["value"] for r in rows if r["name"] == "epoch"] == ["1", "2"]
+    assert len([r for r in rows if r["name"] == "test_accuracy"]) == 1
+    monkeypatch.setenv("WANDB_MODE", "disabled")
+    rec = train(smoke_config(tmp_path / "w", *TINY, "logger=wandb"), say=_quiet)
+    assert rec["test"]["accuracy"] >= 0
