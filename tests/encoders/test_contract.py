@@ -20,6 +20,8 @@ def make(name: str, hidden: int = 8):
     enc_cfg = cfg.encoder
     if "hidden_size" in enc_cfg:
         enc_cfg.hidden_size = hidden
+    if "context_size" in enc_cfg:  # conditional encoders (FHE) read the context we pass
+        enc_cfg.context_size = CONTEXT
     torch.manual_seed(0)
     return build_encoder(enc_cfg, INPUT)
 
