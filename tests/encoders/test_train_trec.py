@@ -1,7 +1,7 @@
 """Each encoder trains on real TREC through `python train.py` and its training loss falls.
 
-To keep CI short each run covers the first 40 batches of 50 questions (2,000 of
-the 4,907 training questions, 40% of an epoch), with the task's real settings otherwise.
+To keep CI short each run covers the first 30 batches of 50 questions (1,500 of
+the 4,907 training questions, about 30% of an epoch), with the task's real settings otherwise.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.helpers import run_train_py
 @pytest.mark.parametrize("encoder", known_encoders())
 def test_encoder_trains_on_trec_and_loss_falls(encoder, tmp_path, real_data):
     result = run_train_py(
-        [f"encoder={encoder}", "task=trec", "trainer.epochs=1", "trainer.max_batches=40", "trainer.max_eval_batches=3",
+        [f"encoder={encoder}", "task=trec", "trainer.epochs=1", "trainer.max_batches=30", "trainer.max_eval_batches=3",
          "trainer.progress=false", f"paths.runs_dir={tmp_path}"],
         env_extra={"RNNBENCH_DATA": str(real_data)},
     )
