@@ -34,3 +34,16 @@ def test_rows_mark_other_systems_unbuilt_encoders_and_missing_runs():
 def test_single_seed_has_no_std():
     rows = build_rows({"rows": [{"model": "B", "encoder": "bilstm", "values": {"X": 50.0}}]}, "X", {"bilstm": [40.0]}, {"bilstm"})
     assert "40.0 (n=1)" in markdown("T", rows, [])
+
+
+def test_identity_ignores_where_data_and_runs_live(monkeypatch):
+    from rnnbench.compose import compose_config
+    from rnnbench.results.identity import run_identity
+
+    monkeypatch.setenv("RNNBENCH_DATA", "/one/place")
+    a = run_identity(compose_config(["task=trec", "paths.runs_dir=/x"]))
+    monkeypatch.setenv("RNNBENCH_DATA", "/another/place")
+    b = run_identity(compose_config(["task=trec", "paths.runs_dir=/y", "trainer.progress=false"]))
+    c = run_identity(compose_config(["task=trec", "embedding.path=/my/glove.txt"]))
+    d = run_identity(compose_config(["task=trec", "trainer.lr=0.1"]))
+    assert a == b and len({a, c, d}) == 3

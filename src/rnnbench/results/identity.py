@@ -23,6 +23,13 @@ EXCLUDED = {
 
 
 def identity_config(cfg: DictConfig) -> dict:
+    """The resolved config that identifies a run. Paths are replaced by placeholders
+    before resolving, so values built from them (embedding.path is
+    ``${paths.data_dir}/glove/...``) do not depend on where the data lives."""
+    cfg = cfg.copy()
+    if "paths" in cfg:
+        for key in list(cfg.paths):
+            cfg.paths[key] = f"<paths.{key}>"
     resolved = OmegaConf.to_container(cfg, resolve=True)
     resolved.pop("hydra", None)
     for path in EXCLUDED:
