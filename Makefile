@@ -26,7 +26,7 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 	$(PY) train.py
 
 test: $(STAMP)  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
-	TRITON_INTERPRET=1 WANDB_MODE=disabled $(PY) -m pytest -q -n 2 --dist loadfile
+	TRITON_INTERPRET=1 WANDB_MODE=disabled $(PY) -m pytest -q -n 2 --dist load
 
 table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC): run what is missing, write results/rcrn_table5.{md,tex}
 	$(PY) scripts/make_table.py rcrn_table5

@@ -83,7 +83,7 @@ def test_missing_files_are_named(tmp_path):
 
 
 def test_dev_larger_than_train_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="books.task.train holds only 5 reviews"):
+    with pytest.raises(ConfigError, match="books.task.train: dev size 200 but only 5 training examples"):
         AmazonReader("books", dev_size=200).load(write_domain(tmp_path, "books", BOOKS_TRAIN, BOOKS_TEST))
 
 

@@ -98,7 +98,7 @@ def test_max_tokens_truncates(tmp_path):
 
 
 def test_dev_larger_than_train_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="dev_size=6 but only 5 train reviews"):
+    with pytest.raises(ConfigError, match="dev size 6 but only 5 training examples"):
         ImdbReader(dev_size=6).load(write_folder(tmp_path))
 
 

@@ -1,7 +1,8 @@
 """Each encoder trains on real TREC through `python train.py` and its training loss falls.
 
 To keep CI short each run covers the first 30 batches of 50 questions (1,500 of
-the 4,907 training questions, about 30% of an epoch), with the task's real settings otherwise.
+the 4,907 training questions, about 30% of an epoch) with hidden size 64 on one
+thread; the task's real settings otherwise.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.helpers import run_train_py
 def test_encoder_trains_on_trec_and_loss_falls(encoder, tmp_path, real_data):
     result = run_train_py(
         [f"encoder={encoder}", "task=trec", "trainer.epochs=1", "trainer.max_batches=30", "trainer.max_eval_batches=3",
-         "trainer.progress=false", f"paths.runs_dir={tmp_path}"],
+         "trainer.progress=false", "trainer.num_threads=1", f"paths.runs_dir={tmp_path}", "encoder.hidden_size=64"],
         env_extra={"RNNBENCH_DATA": str(real_data)},
     )
     assert result.returncode == 0, result.stderr[-2000:]
