@@ -47,8 +47,10 @@ class ClassifierHead(Head):
         tokens, mask = batch[self.text_field], batch[f"{self.text_field}_mask"]
         x = embed(tokens)
         enc = encoder(x, mask)
-        pool_mask = enc.mask if enc.mask is not None else mask
-        pooled = [POOLERS[p](enc.states, pool_mask) for p in self.pooling]
+        # Pool over every real token: an encoder's states are defined there even where it
+        # narrows attention (FHE copies its upper state across shut gates, and a sampled
+        # gate sequence may have none open, which would leave nothing to pool).
+        pooled = [POOLERS[p](enc.states, mask) for p in self.pooling]
         if self.embed_avg is not None:
             pooled.append(self.embed_avg(masked_mean(x, mask)))
         features = self.dropout(torch.cat(pooled, dim=-1))

@@ -122,13 +122,14 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         bar = tqdm(batches[state["batch"] :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state["batch"], total=len(batches), disable=not t.progress, leave=False)
         for idx in bar:
             batch = to_device(collate([train[i] for i in idx], data.fields), device)
-            _, loss = model(batch)
+            out, loss = model(batch)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if t.grad_clip:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
             optimizer.step()
-            state.setdefault("losses", []).append(loss.item())
+            # The task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
+            state.setdefault("losses", []).append(out.loss.item())
             state["batch"] += 1
             state["step"] += 1
             state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in data.fields))
