@@ -124,3 +124,29 @@ def test_unknown_options_are_rejected():
         RCRN(INPUT, HIDDEN, listener_direction="backward")
     with pytest.raises(ValueError, match="cell"):
         RCRN(INPUT, HIDDEN, cell="rnn")
+
+
+@pytest.mark.parametrize("listener_direction", ["forward", "bidirectional"])
+def test_fused_birnns_match_three_packed_lstms_with_gradients(listener_direction):
+    """fused=true (kernels.multi_lstm) and fused=false (three packed nn.LSTM) are the same model."""
+    torch.manual_seed(0)
+    fused = RCRN(INPUT, HIDDEN, listener_direction=listener_direction)
+    packed = RCRN(INPUT, HIDDEN, listener_direction=listener_direction, fused=False)
+    packed.load_state_dict(fused.state_dict())
+    lengths = [7, 2, 5, 1]
+    T = max(lengths)
+    mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    x = torch.randn(len(lengths), T, INPUT)  # noise in the padding
+    grad = torch.randn(len(lengths), T, 2 * HIDDEN)
+    results = []
+    for enc in (fused, packed):
+        xi = x.clone().requires_grad_()
+        out = enc(xi, mask).states
+        out.backward(grad)
+        results.append((out, xi.grad, {n: p.grad for n, p in enc.named_parameters()}))
+    (out_f, dx_f, dp_f), (out_p, dx_p, dp_p) = results
+    torch.testing.assert_close(out_f, out_p, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(dx_f, dx_p, rtol=1e-5, atol=1e-6)
+    assert dp_f.keys() == dp_p.keys()
+    for name in dp_f:
+        torch.testing.assert_close(dp_f[name], dp_p[name], rtol=1e-5, atol=1e-6, msg=lambda m, name=name: f"{name}: {m}")
