@@ -25,7 +25,7 @@ from rnnbench.training.model import build_model
 
 def seconds_per_batch(cfg, data, batches: int) -> float:
     torch.manual_seed(0)
-    model = build_model(cfg, len(data.vocab), len(data.label_names), data.vectors)
+    model = build_model(cfg, data)
     optimizer = _optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
     train = data.splits["train"]
     order = batch_indices(train, data.fields, cfg.trainer.batch_size, shuffle=True, seed=1, epoch=0)[: batches + 1]

@@ -1,8 +1,11 @@
 """Regenerate a paper table: run what is missing of its sweep, then write results/<table>.{md,tex}.
 
     python scripts/make_table.py rcrn_table5 [--no-run] [extra overrides ...]
+    python scripts/make_table.py rcrn_table8_wikiqa rcrn_table8_wikiqa_ap rcrn_table8_trecqa rcrn_table8_trecqa_ap
 
 The sweep is the experiment config's `hydra.sweeper.params` (conf/experiment/<name>.yaml).
+Several experiments may fill one table (its columns or variants: `table.columns`,
+`table.variant`); they run one after the other and the table is assembled from all.
 Two copies started side by side share the work (each skips the runs the other holds).
 Finished runs are skipped and interrupted ones resume, so the command can be
 stopped and started again at will. Encoders without a config yet are listed in
@@ -20,7 +23,7 @@ from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
-from rnnbench.results.tables import build_rows, describe_runs, paper_table, write_table
+from rnnbench.results.tables import build_rows, column_metrics, describe_runs, paper_table, write_table
 from rnnbench.run import train
 
 
@@ -30,42 +33,84 @@ def sweep_of(experiment: str, extra: list[str]) -> tuple[list[str], list[str]]:
     return str(params.encoder).split(","), str(params.seed).split(",")
 
 
+def run_missing(experiment: str, jobs: dict) -> int:
+    for (enc, seed), cfg in jobs.items():
+        if read_record(run_dir(cfg)) is not None:
+            continue
+        print(f"== {experiment}: {enc} seed {seed}", flush=True)
+        try:
+            train(cfg)
+        except RunInProgress as exc:  # a second `make table-...` is running it: take the next job
+            print(f"skipped: {exc}", flush=True)
+        except RnnbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str]) -> list[str]:
+    notes: list[str] = [] if records_by_task else ["No finished runs yet."]
+    for task, records in records_by_task.items():
+        lines = describe_runs(records)
+        prefix = f"{task}: " if len(records_by_task) > 1 else ""
+        notes += [prefix + line for line in lines if not line.startswith("Paper:")]
+    notes += [n for n in data_notes if n]
+    notes.append("Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.")
+    return notes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", help="conf/experiment/<name>.yaml, e.g. rcrn_table5")
+    parser.add_argument("experiments", nargs="+", metavar="experiment",
+                        help="conf/experiment/<name>.yaml, e.g. rcrn_table5; several may fill one table (then before any override)")
     parser.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
-    parser.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run (e.g. paths.runs_dir=...)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
     args = parser.parse_args(argv)
+    # Overrides given bare after the experiments (the old form `make_table.py exp a=b`) are overrides too.
+    experiments = [e for e in args.experiments if "=" not in e]
+    overrides = [e for e in args.experiments if "=" in e] + args.overrides
 
-    encoders, seeds = sweep_of(args.experiment, args.overrides)
     built = set(known_encoders())
-    jobs = [(enc, seed) for enc, seed in itertools.product(encoders, seeds) if enc in built]
-    configs = {job: compose_config([f"experiment={args.experiment}", f"encoder={job[0]}", f"seed={job[1]}", *args.overrides]) for job in jobs}
+    plans = []
+    for experiment in experiments:
+        encoders, seeds = sweep_of(experiment, overrides)
+        jobs = {(enc, seed): compose_config([f"experiment={experiment}", f"encoder={enc}", f"seed={seed}", *overrides])
+                for enc, seed in itertools.product(encoders, seeds) if enc in built}
+        plans.append((experiment, compose_config([f"experiment={experiment}", *overrides]), jobs))
+    names = {cfg.table.name for _, cfg, _ in plans}
+    if len(names) != 1:
+        print(f"error: these experiments fill different tables ({', '.join(sorted(names))}); give one table's experiments", file=sys.stderr)
+        return 2
     if not args.no_run:
-        for (enc, seed), cfg in configs.items():
-            if read_record(run_dir(cfg)) is not None:
-                continue
-            print(f"== {enc} seed {seed}", flush=True)
-            try:
-                train(cfg)
-            except RunInProgress as exc:  # a second `make table-...` is running it: take the next job
-                print(f"skipped: {exc}", flush=True)
-            except RnnbenchError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
+        for experiment, _, jobs in plans:
+            code = run_missing(experiment, jobs)
+            if code:
+                return code
+
     # Assemble from whatever has finished now (a parallel copy may have finished more).
-    values: dict[str, list[float]] = {}
-    records = []
-    cfg = compose_config([f"experiment={args.experiment}", *args.overrides])
-    for (enc, _), run_cfg in configs.items():
-        record = read_record(run_dir(run_cfg))
-        if record is not None:
-            records.append(record)
-            values.setdefault(enc, []).append(record["test"][cfg.table.metric] * cfg.table.scale)
-    table = paper_table(cfg.table.name)
-    rows = build_rows(table, cfg.table.column, values, built)
-    title = f"{table['paper'].upper()} Table {table['table']}: {table['caption']} (test {cfg.table.metric}, %)"
-    md, tex = write_table(cfg.table.name, title, rows, describe_runs(records), Path(cfg.paths.results_dir))
+    ours: dict[tuple, dict[str, list[float]]] = {}
+    records_by_task: dict[str, list[dict]] = {}
+    columns: list[str] = []
+    for _, cfg, jobs in plans:
+        mapping = column_metrics(cfg.table)
+        columns += [c for c in mapping if c not in columns]
+        for (enc, _), run_cfg in jobs.items():
+            record = read_record(run_dir(run_cfg))
+            if record is None:
+                continue
+            records_by_task.setdefault(record["task"], []).append(record)
+            cells = ours.setdefault((enc, cfg.table.variant), {})
+            for column, metric in mapping.items():
+                cells.setdefault(column, []).append(record["test"][metric] * cfg.table.scale)
+    first = plans[0][1]
+    table = paper_table(first.table.name)
+    rows = build_rows(table, columns, ours, built, first.table.digits)
+    metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table).values())
+    units = ", %" if first.table.scale == 100 else ""
+    title = f"{table['paper'].upper()} Table {table['table']}: {table['caption']} (test {', '.join(metrics)}{units})"
+    notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans])
+    md, tex = write_table(first.table.name, title, rows, notes, Path(first.paths.results_dir), columns)
     print(md.read_text())
     print(f"wrote {md} and {tex}")
     return 0

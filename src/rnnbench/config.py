@@ -7,7 +7,7 @@ not have). Registered with Hydra's ConfigStore as ``config_schema``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from hydra.core.config_store import ConfigStore
 
@@ -62,12 +62,21 @@ class LoggerConf:
 
 @dataclass
 class TableConf:
-    """Which paper table an experiment fills and how our metric maps onto its column."""
+    """Which paper table an experiment fills and how our metrics map onto its columns.
+
+    Either one ``column`` shown with ``metric``, or ``columns`` (paper column -> our
+    test metric). Several experiments may fill one table: different columns (datasets)
+    or variants (registry rows marked ``variant: X`` take runs of experiments with that
+    variant, e.g. attentive pooling)."""
 
     name: str = ""  # registry file, e.g. rcrn_table5
     column: str = ""  # the paper's value key, e.g. TREC
     metric: str = "accuracy"  # our test metric shown beside it
+    columns: Optional[Dict[str, str]] = None  # {paper column: our metric}; replaces column/metric
     scale: float = 100.0  # ours * scale is in the paper's units
+    variant: Optional[str] = None
+    data_note: str = ""  # footnote: what data our runs used (partial data, substitutes)
+    digits: int = 1  # decimals shown
 
 
 @dataclass

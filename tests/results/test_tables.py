@@ -21,19 +21,33 @@ def test_rows_mark_other_systems_unbuilt_encoders_and_missing_runs():
         {"model": "3L", "encoder": "3l_bilstm", "values": {"TREC": 95.4}},
         {"model": "New", "encoder": "zzz", "values": {"TREC": 96.2}},
     ]}
-    rows = build_rows(table, "TREC", {"bilstm": [90.0, 92.0, 91.0]}, built={"bilstm", "3l_bilstm"})
+    rows = build_rows(table, ["TREC"], {("bilstm", None): {"TREC": [90.0, 92.0, 91.0]}}, built={"bilstm", "3l_bilstm"})
     assert [r.status for r in rows] == [NOT_OURS, "", NO_RUNS, NOT_BUILT]
-    assert rows[1].mean == pytest.approx(91.0) and rows[1].std == pytest.approx(1.0)
-    md = markdown("T", rows, ["note"])
+    assert rows[1].mean("TREC") == pytest.approx(91.0) and rows[1].std("TREC") == pytest.approx(1.0)
+    md = markdown("T", rows, ["note"], ["TREC"])
     assert "| BiLSTM | `bilstm` | 95.8 | 91.0 ± 1.0 (n=3) | -4.8 |" in md
     assert NOT_BUILT in md and "- note" in md
-    tex = latex("T", rows, ["note"])
+    tex = latex("T", rows, ["note"], ["TREC"])
     assert r"91.0 $\pm$ 1.0 (n=3)" in tex and r"\textit{not built yet}" in tex and "3l\\_bilstm" in tex
 
 
 def test_single_seed_has_no_std():
-    rows = build_rows({"rows": [{"model": "B", "encoder": "bilstm", "values": {"X": 50.0}}]}, "X", {"bilstm": [40.0]}, {"bilstm"})
-    assert "40.0 (n=1)" in markdown("T", rows, [])
+    rows = build_rows({"rows": [{"model": "B", "encoder": "bilstm", "values": {"X": 50.0}}]}, ["X"], {("bilstm", None): {"X": [40.0]}}, {"bilstm"})
+    assert "40.0 (n=1)" in markdown("T", rows, [], ["X"])
+
+
+def test_several_columns_and_variants_fill_their_own_cells():
+    table = {"rows": [
+        {"model": "BiLSTM", "encoder": "bilstm", "values": {"W/MAP": 68.5, "T/MAP": 72.4}},
+        {"model": "AP-BiLSTM", "encoder": "bilstm", "variant": "ap", "values": {"W/MAP": 63.9, "T/MAP": 75.1}},
+    ]}
+    ours = {("bilstm", None): {"W/MAP": [60.0, 62.0]}, ("bilstm", "ap"): {"T/MAP": [1.2345]}}
+    rows = build_rows(table, ["W/MAP", "T/MAP"], ours, {"bilstm"}, digits=2)
+    md = markdown("T", rows, [], ["W/MAP", "T/MAP"])
+    assert "| BiLSTM | `bilstm` | 68.50 | 61.00 ± 1.41 (n=2) | -7.50 | 72.40 | no finished runs |  |" in md
+    assert "| AP-BiLSTM | `bilstm` (ap) | 63.90 | no finished runs |  | 75.10 | 1.23 (n=1) | -73.87 |" in md
+    tex = latex("T", rows, [], ["W/MAP", "T/MAP"])
+    assert r"W/MAP paper & ours & $\Delta$" in tex and "bilstm (ap)" in tex
 
 
 def test_identity_ignores_where_data_and_runs_live(monkeypatch):

@@ -51,16 +51,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, zero_padding
+from rnnbench.encoders.lstm import set_forget_bias
 from rnnbench.kernels.fhe_upper import fhe_upper
 
 _TINY = 1e-6  # keeps the sampling probability off 0 and 1, so its log stays finite
-
-
-def _set_forget_bias(lstm: nn.LSTM, value: float) -> None:
-    H = lstm.hidden_size
-    with torch.no_grad():
-        lstm.bias_ih_l0[H : 2 * H].fill_(value)
-        lstm.bias_hh_l0[H : 2 * H].fill_(0.0)
 
 
 class FHE(Encoder):
@@ -84,6 +78,7 @@ class FHE(Encoder):
         forget_bias: float = 1.0,
     ):
         super().__init__(input_size, hidden_size)
+        self.causal = True  # both LSTMs run forward; the gate reads h_t and the context only
         if context_size < 0:
             raise ValueError(f"encoder.context_size must be >= 0, got {context_size}")
         if not 0.0 <= baseline_momentum < 1.0:
@@ -104,7 +99,7 @@ class FHE(Encoder):
         # Holds the upper weights in nn.LSTM's layout; kernels.fhe_upper runs them.
         self.upper = nn.LSTM(hidden_size, hidden_size, batch_first=True)
         for lstm in (self.lower, self.upper):
-            _set_forget_bias(lstm, forget_bias)
+            set_forget_bias(lstm, forget_bias)
 
         self.register_buffer("baseline", torch.zeros(()))
         self.register_buffer("baseline_started", torch.zeros((), dtype=torch.bool))

@@ -33,7 +33,7 @@ def _run_packed(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torc
     return out
 
 
-def _set_forget_bias(rnn: nn.RNNBase, value: float) -> None:
+def set_forget_bias(rnn: nn.RNNBase, value: float) -> None:
     H = rnn.hidden_size
     with torch.no_grad():
         for name, p in rnn.named_parameters():
@@ -62,7 +62,7 @@ class RecurrentLayer(nn.Module):
         if cell == "lstm" and forget_bias is not None:
             for rnn in (self.rnn, self.rnn_backward):
                 if rnn is not None:
-                    _set_forget_bias(rnn, forget_bias)
+                    set_forget_bias(rnn, forget_bias)
         self.lateral_proj = (
             nn.Linear(input_size, hidden_size, bias=False) if lateral and input_size != hidden_size else None
         )

@@ -5,10 +5,25 @@ encoder it holds: it calls ``encoder(x, mask, context)`` and reads the
 EncoderOutput. Construction is in two steps so heads can add input layers:
 ``encoder_input_size(embedding_dim, **options)`` tells the builder what the
 encoder reads, then ``__init__(embedding_dim, encoder_output_size, num_classes, **options)``.
+A head whose ``__init__`` takes a ``vocab`` argument also receives the task's
+Vocab (language models and generators predict words).
+
+Besides ``forward`` (loss and gold log-likelihood of a batch), a head tells the
+training loop three task-specific things, each with a classification default:
+- ``training_records(records, fields, seed, epoch)``: the examples of one training
+  epoch (a ranking head turns (question, candidate) pairs into sampled
+  (question, positive, negative) triples);
+- ``decode(out, batch)``: one JSON-able prediction per example (a class id, a
+  score, a span, a string, ...), which the task's metrics read beside the raw
+  records (``rnnbench.metrics``);
+- ``prediction_entry(prediction, record, label_names)``: the prediction and gold
+  as written to the run's predictions file.
+``requires_causal_encoder`` makes the builder refuse a bidirectional encoder
+(language models).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -23,11 +38,14 @@ Embed = Callable[[torch.Tensor], torch.Tensor]
 class HeadOutput:
     loss: torch.Tensor  # mean task loss over the batch
     log_likelihood: torch.Tensor  # [B] log-probability of the gold answer (the FHE reward)
-    logits: torch.Tensor  # [B, C] class scores
+    logits: torch.Tensor | None  # [B, C] class scores (classification heads; MC dropout reads them)
     encoder_output: EncoderOutput
+    extra: dict = field(default_factory=dict)  # anything a head's decode needs (scores, span logits, ...)
 
 
 class Head(nn.Module):
+    requires_causal_encoder = False
+
     @staticmethod
     def encoder_input_size(embedding_dim: int, **options) -> int:
         return embedding_dim
@@ -35,8 +53,19 @@ class Head(nn.Module):
     def forward(self, batch: dict, embed: Embed, encoder: Encoder) -> HeadOutput:  # pragma: no cover
         raise NotImplementedError
 
+    def training_records(self, records: list[dict], fields: list[str], seed: int, epoch: int) -> tuple[list[dict], list[str]]:
+        """The (numericalised) examples and text fields of one training epoch; a function of (seed, epoch)."""
+        return records, fields
+
     def predict(self, logits: torch.Tensor) -> torch.Tensor:
         return logits.argmax(dim=-1)
+
+    def decode(self, out: HeadOutput, batch: dict) -> list:
+        """One prediction per example of the batch, in batch order."""
+        return self.predict(out.logits).tolist()
+
+    def prediction_entry(self, prediction, record: dict, label_names: list[str]) -> dict:
+        return {"prediction": label_names[prediction], "gold": label_names[record["label"]]}
 
 
 def masked_max(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -1,11 +1,11 @@
-"""Classification metrics."""
+"""Classification metrics: predictions are class ids, golds the records' ``label``."""
 from __future__ import annotations
 
 
-def accuracy(predictions: list, golds: list) -> float:
-    if not golds:
+def accuracy(predictions: list, records: list[dict]) -> float:
+    if not records:
         return 0.0
-    return sum(p == g for p, g in zip(predictions, golds)) / len(golds)
+    return sum(p == r["label"] for p, r in zip(predictions, records)) / len(records)
 
 
 METRICS = {"accuracy": accuracy}

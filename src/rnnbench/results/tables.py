@@ -27,29 +27,38 @@ def paper_table(name: str) -> dict:
     return yaml.safe_load(path.read_text())
 
 
+def column_metrics(table_cfg) -> dict[str, str]:
+    """{paper column: our test metric} of an experiment's ``table`` config."""
+    if table_cfg.get("columns"):
+        return dict(table_cfg.columns)
+    return {table_cfg.column: table_cfg.metric}
+
+
 @dataclass
 class Row:
     model: str
     encoder: str | None
-    paper: float | None
-    ours: list[float]
+    variant: str | None
+    paper: dict[str, float | None]  # column -> the paper's number
+    ours: dict[str, list[float]]  # column -> our test values (paper units), one per seed
     status: str  # "" when ours holds values
+    digits: int = 1  # decimals shown (bits per character needs 2-3)
 
-    @property
-    def mean(self) -> float | None:
-        return statistics.fmean(self.ours) if self.ours else None
+    def mean(self, column: str) -> float | None:
+        values = self.ours.get(column) or []
+        return statistics.fmean(values) if values else None
 
-    @property
-    def std(self) -> float | None:
-        return statistics.stdev(self.ours) if len(self.ours) > 1 else None
+    def std(self, column: str) -> float | None:
+        values = self.ours.get(column) or []
+        return statistics.stdev(values) if len(values) > 1 else None
 
 
-def build_rows(table: dict, column: str, ours: dict[str, list[float]], built: set[str]) -> list[Row]:
-    """``ours`` maps encoder name -> test values (paper units) of its finished runs."""
+def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None], dict[str, list[float]]], built: set[str], digits: int = 1) -> list[Row]:
+    """``ours`` maps (encoder, variant) -> column -> test values (paper units) of its finished runs."""
     rows = []
     for r in table["rows"]:
-        enc = r.get("encoder")
-        values = ours.get(enc, []) if enc else []
+        enc, variant = r.get("encoder"), r.get("variant")
+        values = {c: v for c, v in ours.get((enc, variant), {}).items() if c in columns and v} if enc else {}
         if not enc:
             status = NOT_OURS
         elif enc not in built:
@@ -58,33 +67,51 @@ def build_rows(table: dict, column: str, ours: dict[str, list[float]], built: se
             status = NO_RUNS
         else:
             status = ""
-        rows.append(Row(r["model"], enc, (r.get("values") or {}).get(column), values, status))
+        paper = {c: (r.get("values") or {}).get(c) for c in columns}
+        rows.append(Row(r["model"], enc, variant, paper, values, status, digits))
     return rows
 
 
-def _fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.1f}"
+def _fmt(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
 
 
-def _ours_cell(row: Row, pm: str) -> str:
+def _ours_cell(row: Row, column: str, pm: str) -> str:
     if row.status:
         return row.status
-    spread = f" {pm} {row.std:.1f}" if row.std is not None else ""
-    return f"{row.mean:.1f}{spread} (n={len(row.ours)})"
+    if row.mean(column) is None:
+        return NO_RUNS
+    std = row.std(column)
+    spread = f" {pm} {std:.{row.digits}f}" if std is not None else ""
+    return f"{row.mean(column):.{row.digits}f}{spread} (n={len(row.ours[column])})"
 
 
-def _diff(row: Row) -> str:
-    if row.status or row.paper is None:
+def _diff(row: Row, column: str) -> str:
+    if row.status or row.paper.get(column) is None or row.mean(column) is None:
         return ""
-    return f"{row.mean - row.paper:+.1f}"
+    return f"{row.mean(column) - row.paper[column]:+.{row.digits}f}"
 
 
-def markdown(title: str, rows: list[Row], footnotes: list[str]) -> str:
-    lines = [f"# {title}", "", "| Model | Encoder | Paper | Ours (mean ± std, n seeds) | Ours − paper |", "|---|---|---:|---:|---:|"]
+def _encoder_cell(row: Row) -> str:
+    if not row.encoder:
+        return ""
+    return f"`{row.encoder}`" + (f" ({row.variant})" if row.variant else "")
+
+
+def markdown(title: str, rows: list[Row], footnotes: list[str], columns: list[str]) -> str:
+    if len(columns) == 1:
+        head = ["| Model | Encoder | Paper | Ours (mean ± std, n seeds) | Ours − paper |", "|---|---|---:|---:|---:|"]
+    else:
+        head = ["| Model | Encoder | " + " | ".join(f"{c} paper | {c} ours | Δ" for c in columns) + " |",
+                "|---|---|" + "---:|---:|---:|" * len(columns)]
+    lines = [f"# {title}", "", *head]
     for row in rows:
-        enc = f"`{row.encoder}`" if row.encoder else ""
-        lines.append(f"| {row.model} | {enc} | {_fmt(row.paper)} | {_ours_cell(row, '±')} | {_diff(row)} |")
+        cells = " | ".join(f"{_fmt(row.paper[c], row.digits)} | {_ours_cell(row, c, '±')} | {_diff(row, c)}" for c in columns)
+        lines.append(f"| {row.model} | {_encoder_cell(row)} | {cells} |")
     lines.append("")
+    if len(columns) > 1:
+        lines.append("Ours: mean ± std over seeds (n seeds); Δ = ours − paper.")
+        lines.append("")
     lines += [f"- {note}" for note in footnotes]
     return "\n".join(lines) + "\n"
 
@@ -95,13 +122,23 @@ def _tex_escape(text: str) -> str:
     return text
 
 
-def latex(title: str, rows: list[Row], footnotes: list[str]) -> str:
-    out = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{llrrr}", r"\toprule",
-           r"Model & Encoder & Paper & Ours (mean $\pm$ std, $n$) & $\Delta$ \\", r"\midrule"]
+def _tex_ours(row: Row, column: str) -> str:
+    if row.status:
+        return r"\textit{" + _tex_escape(row.status) + "}"
+    return _tex_escape(_ours_cell(row, column, "PLUSMINUS")).replace("PLUSMINUS", r"$\pm$")
+
+
+def latex(title: str, rows: list[Row], footnotes: list[str], columns: list[str]) -> str:
+    if len(columns) == 1:
+        spec, header = "llrrr", r"Model & Encoder & Paper & Ours (mean $\pm$ std, $n$) & $\Delta$ \\"
+    else:
+        spec = "ll" + "rrr" * len(columns)
+        header = "Model & Encoder & " + " & ".join(f"{_tex_escape(c)} paper & ours & $\\Delta$" for c in columns) + r" \\"
+    out = [r"\begin{table}[t]", r"\centering", f"\\begin{{tabular}}{{{spec}}}", r"\toprule", header, r"\midrule"]
     for row in rows:
-        ours = _tex_escape(_ours_cell(row, "$\\pm$")) if not row.status else r"\textit{" + _tex_escape(row.status) + "}"
-        ours = ours.replace(r"\$\textbackslash{}pm\$", r"$\pm$")
-        out.append(f"{_tex_escape(row.model)} & {_tex_escape(row.encoder or '')} & {_fmt(row.paper)} & {ours} & {_diff(row)} \\\\")
+        enc = _tex_escape(row.encoder or "") + (f" ({_tex_escape(row.variant)})" if row.variant else "")
+        cells = " & ".join(f"{_fmt(row.paper[c], row.digits)} & {_tex_ours(row, c)} & {_diff(row, c)}" for c in columns)
+        out.append(f"{_tex_escape(row.model)} & {enc} & {cells} \\\\")
     out += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{_tex_escape(title)}. " + _tex_escape(" ".join(footnotes)) + "}", r"\end{table}"]
     return "\n".join(out) + "\n"
 
@@ -128,9 +165,9 @@ def describe_runs(records: list[dict]) -> list[str]:
     ]
 
 
-def write_table(name: str, title: str, rows: list[Row], footnotes: list[str], out_dir: Path) -> tuple[Path, Path]:
+def write_table(name: str, title: str, rows: list[Row], footnotes: list[str], out_dir: Path, columns: list[str]) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     md, tex = out_dir / f"{name}.md", out_dir / f"{name}.tex"
-    md.write_text(markdown(title, rows, footnotes))
-    tex.write_text(latex(title, rows, footnotes))
+    md.write_text(markdown(title, rows, footnotes, columns))
+    tex.write_text(latex(title, rows, footnotes, columns))
     return md, tex

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from rnnbench.data.batching import batch_indices, collate, to_device
-from rnnbench.metrics.classification import METRICS
+from rnnbench.metrics import score as metric_score
 
 
 def _dropout_only_train(model: nn.Module) -> None:
@@ -18,11 +18,14 @@ def _dropout_only_train(model: nn.Module) -> None:
 
 @torch.no_grad()
 def predict(model, records, fields, batch_size, device, max_batches=None, mc_samples=0, mc_combine="vote"):
-    """Predicted label ids (in record order), mean loss and averaged encoder stats."""
+    """The head's predictions (sorted by record index), those indices, mean loss and averaged encoder stats.
+
+    ``mc_samples`` > 0 (classification heads) predicts from that many dropout samples,
+    combined by majority vote or by averaging probabilities."""
     batches = batch_indices(records, fields, batch_size, shuffle=False)
     if max_batches is not None:
         batches = batches[:max_batches]
-    predictions: dict[int, int] = {}
+    predictions: dict[int, object] = {}
     total_loss, count, stats = 0.0, 0, {}
     for idx in batches:
         batch = to_device(collate([records[i] for i in idx], fields), device)
@@ -33,6 +36,8 @@ def predict(model, records, fields, batch_size, device, max_batches=None, mc_sam
         for k, v in out.encoder_output.stats.items():
             stats[k] = stats.get(k, 0.0) + float(v) * len(idx)
         if mc_samples > 0:
+            if out.logits is None:
+                raise ValueError("trainer.mc_dropout_samples needs a classification head (this head gives no class logits)")
             _dropout_only_train(model)
             samples = torch.stack([model(batch)[0].logits for _ in range(mc_samples)])  # [S, B, C]
             model.eval()
@@ -43,13 +48,16 @@ def predict(model, records, fields, batch_size, device, max_batches=None, mc_sam
                 pred = votes.argmax(-1)  # ties: the lower class id
             else:
                 raise ValueError(f"trainer.mc_dropout_combine must be 'vote' or 'mean', got {mc_combine!r}")
+            pred = pred.tolist()
         else:
-            pred = model.head.predict(out.logits)
-        for i, p in zip(idx, pred.tolist()):
+            pred = model.head.decode(out, batch)
+        for i, p in zip(idx, pred):
             predictions[i] = p
     order = sorted(predictions)
     return [predictions[i] for i in order], order, total_loss / max(count, 1), {k: v / max(count, 1) for k, v in stats.items()}
 
 
-def score(metric_names, predictions, golds) -> dict[str, float]:
-    return {name: METRICS[name](predictions, golds) for name in metric_names}
+def score(task_cfg, predictions: list, records: list[dict]) -> dict[str, float]:
+    """The task's metrics (and their subsets) over raw ``records``, aligned with ``predictions``."""
+    subsets = task_cfg.get("metric_subsets") or {}
+    return metric_score(list(task_cfg.metrics), predictions, records, dict(subsets))

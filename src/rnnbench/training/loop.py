@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
+from rnnbench.metrics import check_names
 from rnnbench.results.identity import run_identity
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.training import checkpoint
@@ -86,10 +87,11 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     if t.num_threads:
         torch.set_num_threads(t.num_threads)
     device = _device(t.device)
+    check_names(cfg.task.metrics)  # a typo in a metric name fails now, not after the first epoch
     torch.manual_seed(cfg.seed)
     data = data or prepare(cfg)
     torch.manual_seed(cfg.seed)  # model init does not depend on how data was prepared
-    model = build_model(cfg, len(data.vocab), len(data.label_names), data.vectors).to(device)
+    model = build_model(cfg, data).to(device)
     optimizer = _optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
     splits = _truncated(data.splits, data.fields, t.truncate)
     train, dev, test = splits["train"], splits["dev"], splits["test"]
@@ -112,16 +114,18 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
 
     logger = make_logger(cfg, run_dir, run_dir.name)
     select = cfg.task.select_metric
+    lower_is_better = cfg.task.get("select_mode", "max") == "min"  # e.g. bits per character
     while state["epoch"] < t.epochs:
         epoch = state["epoch"]
-        batches = batch_indices(train, data.fields, t.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch, bucket_size=t.bucket_size)
+        examples, fields = model.head.training_records(train, data.fields, cfg.seed, epoch)
+        batches = batch_indices(examples, fields, t.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch, bucket_size=t.bucket_size)
         if t.max_batches is not None:
             batches = batches[: t.max_batches]
         model.train()
         started = time.perf_counter()
         bar = tqdm(batches[state["batch"] :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state["batch"], total=len(batches), disable=not t.progress, leave=False)
         for idx in bar:
-            batch = to_device(collate([train[i] for i in idx], data.fields), device)
+            batch = to_device(collate([examples[i] for i in idx], fields), device)
             out, loss = model(batch)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -132,7 +136,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
             state.setdefault("losses", []).append(out.loss.item())
             state["batch"] += 1
             state["step"] += 1
-            state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in data.fields))
+            state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in fields))
             bar.set_postfix(loss=f"{loss.item():.3f}")
             if state["batch"] % t.checkpoint_every == 0:
                 state["epoch_seconds"] += time.perf_counter() - started
@@ -142,8 +146,11 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         state["train_seconds"] += epoch_seconds
         state["epoch_seconds"] = 0.0
         preds, order, dev_loss, stats = predict(model, dev, data.fields, t.eval_batch_size, device, t.max_eval_batches)
-        dev_scores = score(cfg.task.metrics, preds, [dev[i]["label"] for i in order])
-        improved = state["best"] is None or dev_scores[select] > state["best"]
+        dev_scores = score(cfg.task, preds, [data.raw["dev"][i] for i in order])
+        if state["best"] is None:
+            improved = True
+        else:
+            improved = dev_scores[select] < state["best"] if lower_is_better else dev_scores[select] > state["best"]
         losses, state["losses"] = state.pop("losses", []), []
         window = max(1, len(losses) // 5)  # first and last fifth of the epoch: did the loss fall?
         entry = {"epoch": epoch + 1, "train_seconds": epoch_seconds, "train_loss": sum(losses) / max(len(losses), 1),
@@ -170,11 +177,12 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     model.load_state_dict(checkpoint.load(run_dir / checkpoint.BEST)["model"])
     torch.manual_seed(cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
     preds, order, test_loss, test_stats = predict(model, test, data.fields, t.eval_batch_size, device, t.max_eval_batches, t.mc_dropout_samples, t.mc_dropout_combine)
-    golds = [test[i]["label"] for i in order]
-    test_scores = score(cfg.task.metrics, preds, golds)
     raw_test = data.raw["test"]
-    names = data.label_names
-    write_lines_atomic(run_dir / PREDICTIONS, [{"id": raw_test[i]["id"], "prediction": names[p], "gold": names[g]} for i, p, g in zip(order, preds, golds)])
+    test_scores = score(cfg.task, preds, [raw_test[i] for i in order])
+    write_lines_atomic(
+        run_dir / PREDICTIONS,
+        [{"id": raw_test[i]["id"], **model.head.prediction_entry(p, raw_test[i], data.label_names)} for i, p in zip(order, preds)],
+    )
     logger.log({f"test_{k}": v for k, v in test_scores.items()}, step=state["step"])
     logger.finish()
     say(f"best epoch {state['best_epoch']}: dev {select} {state['best']:.4f}; test {select} {test_scores[select]:.4f}")

@@ -1,6 +1,8 @@
 """The task model: embedding -> head (which calls the encoder) -> loss."""
 from __future__ import annotations
 
+import inspect
+
 import torch
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
@@ -36,7 +38,9 @@ class TaskModel(nn.Module):
         return out, loss
 
 
-def build_model(cfg: DictConfig, vocab_size: int, num_classes: int, vectors: torch.Tensor | None) -> TaskModel:
+def build_model(cfg: DictConfig, data) -> TaskModel:
+    """The task model for ``data`` (a TaskData: vocabulary, label names, pre-trained vectors)."""
+    vocab_size, num_classes, vectors = len(data.vocab), len(data.label_names), data.vectors
     dim = cfg.embedding.dim
     embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
     if vectors is not None:
@@ -48,8 +52,19 @@ def build_model(cfg: DictConfig, vocab_size: int, num_classes: int, vectors: tor
 
     head_opts = OmegaConf.to_container(cfg.task.head, resolve=True)
     head_cls = get_class(head_opts.pop("_target_"))
+    if "vocab" in inspect.signature(head_cls.__init__).parameters:
+        head_opts["vocab"] = data.vocab
     try:
         encoder = build_encoder(cfg.encoder, head_cls.encoder_input_size(dim, **head_opts))
+    except TypeError as exc:
+        raise ConfigError(f"task.head ({head_cls.__name__}): {exc}") from None
+    if head_cls.requires_causal_encoder and not encoder.causal:
+        raise ConfigError(
+            f"task {cfg.task.name!r} needs a causal encoder (each position may read only earlier ones), "
+            f"but encoder {cfg.encoder.name!r} reads both directions; use a forward-only one "
+            f"(for example lstm1, lstm2, fhe, or mzu_* with encoder.bidirectional=false)"
+        )
+    try:
         head = head_cls(dim, encoder.output_size, num_classes, **head_opts)
     except TypeError as exc:
         raise ConfigError(f"task.head ({head_cls.__name__}): {exc}") from None
