@@ -61,3 +61,10 @@ def test_identity_ignores_where_data_and_runs_live(monkeypatch):
     c = run_identity(compose_config(["task=trec", "embedding.path=/my/glove.txt"]))
     d = run_identity(compose_config(["task=trec", "trainer.lr=0.1"]))
     assert a == b and len({a, c, d}) == 3
+
+
+def test_our_baselines_without_a_paper_row_are_appended():
+    table = {"rows": [{"model": "capMZRNN", "encoder": "mzu_cap", "values": {"R": 80.0}}]}
+    rows = build_rows(table, ["R"], {("mzu_cap", None): {"R": [70.0]}, ("bilstm", None): {"R": [60.0, 62.0]}, ("bigru", None): {}}, {"mzu_cap", "bilstm", "bigru"})
+    assert [r.model for r in rows] == ["capMZRNN", "bilstm (our baseline, not in the paper)"]
+    assert "| bilstm (our baseline, not in the paper) | `bilstm` | – | 61.0 ± 1.4 (n=2) |  |" in markdown("T", rows, [], ["R"])

@@ -17,6 +17,7 @@ REGISTRY = Path(__file__).resolve().parent / "paper_numbers"
 NOT_OURS = "not an rnnbench encoder"
 NOT_BUILT = "not built yet"
 NO_RUNS = "no finished runs"
+NOT_IN_PAPER = "our baseline, not in the paper"
 
 
 def paper_table(name: str) -> dict:
@@ -69,6 +70,12 @@ def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None
             status = ""
         paper = {c: (r.get("values") or {}).get(c) for c in columns}
         rows.append(Row(r["model"], enc, variant, paper, values, status, digits))
+    # Our baselines the paper did not run (e.g. bilstm in MZU Table 6): shown after its rows, paper cells empty.
+    listed = {(r.get("encoder"), r.get("variant")) for r in table["rows"]}
+    for (enc, variant), cells in ours.items():
+        values = {c: v for c, v in cells.items() if c in columns and v}
+        if (enc, variant) not in listed and values:
+            rows.append(Row(f"{enc} ({NOT_IN_PAPER})", enc, variant, {c: None for c in columns}, values, "", digits))
     return rows
 
 
