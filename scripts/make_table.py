@@ -54,7 +54,7 @@ def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str]) -> 
         lines = describe_runs(records)
         prefix = f"{task}: " if len(records_by_task) > 1 else ""
         notes += [prefix + line for line in lines if not line.startswith("Paper:")]
-    notes += [n for n in data_notes if n]
+    notes += [n for n in dict.fromkeys(data_notes) if n]
     notes.append("Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.")
     return notes
 
