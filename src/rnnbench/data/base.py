@@ -32,6 +32,7 @@ class Reader:
     source: str = ""
     hub_id: str | None = None
     label_names: list[str] = []
+    raw_fields: tuple[str, ...] = ()  # lists of strings that are not text to encode (reference answers)
 
     def options(self) -> dict:
         """Options that change the records (part of the cache key)."""

@@ -10,8 +10,8 @@ import torch
 from rnnbench.data.vocab import Vocab, text_fields
 
 
-def numericalise(records: list[dict], vocab: Vocab) -> list[dict]:
-    fields = text_fields(records[0]) if records else []
+def numericalise(records: list[dict], vocab: Vocab, fields: list[str] | None = None) -> list[dict]:
+    fields = fields if fields is not None else (text_fields(records[0]) if records else [])
     out = []
     for r in records:
         item = dict(r)

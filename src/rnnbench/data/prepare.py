@@ -93,7 +93,7 @@ def prepare(cfg: DictConfig) -> TaskData:
     for split in ("train", "dev", "test"):
         if not raw.get(split):
             raise ConfigError(f"task {cfg.task.name!r}: reader {reader.name!r} gave no {split!r} records")
-    fields = text_fields(raw["train"][0])
+    fields = text_fields(raw["train"][0], tuple(getattr(reader, "raw_fields", ())))
     raw = _without_empty_texts(raw, fields)
     emb = cfg.embedding
     vocab = Vocab.build(raw["train"], fields, lowercase=emb.lowercase, min_freq=cfg.task.get("min_freq", 1))
@@ -102,5 +102,5 @@ def prepare(cfg: DictConfig) -> TaskData:
         vectors, found = load_vectors(emb.path, vocab.itos, emb.dim, emb.lowercase, cfg.paths.cache_dir)
     elif emb.kind != "random":
         raise ConfigError(f"embedding.kind must be 'glove' or 'random', got {emb.kind!r}")
-    splits = {name: numericalise(records, vocab) for name, records in raw.items()}
+    splits = {name: numericalise(records, vocab, fields) for name, records in raw.items()}
     return TaskData(splits, raw, vocab, vectors, list(reader.label_names), fields, found)

@@ -6,9 +6,10 @@ from collections import Counter
 PAD, UNK = "<pad>", "<unk>"
 
 
-def text_fields(record: dict) -> list[str]:
-    """Fields holding a list of strings: these get numericalised and masked."""
-    return [k for k, v in record.items() if isinstance(v, list) and (not v or isinstance(v[0], str))]
+def text_fields(record: dict, raw: tuple[str, ...] = ()) -> list[str]:
+    """Fields holding a list of strings, except ``raw`` ones (e.g. reference answers kept
+    as whole strings for the metrics): these get numericalised and masked."""
+    return [k for k, v in record.items() if k not in raw and isinstance(v, list) and (not v or isinstance(v[0], str))]
 
 
 class Vocab:

@@ -30,6 +30,16 @@ def registry() -> dict[str, Metric]:
     return metrics
 
 
+def implementations() -> dict[str, str]:
+    """Which implementation produced each metric computed in this process (e.g. METEOR by
+    the Java jar or nltk's fallback), from modules that export ``implementations()``."""
+    out: dict[str, str] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        out.update(getattr(module, "implementations", dict)())
+    return out
+
+
 def check_names(names) -> None:
     known = registry()
     unknown = [n for n in names if n not in known]

@@ -168,6 +168,7 @@ def describe_runs(records: list[dict]) -> list[str]:
         f"epochs run {epochs}, best epochs {best}; {cfg['trainer']['optimizer']} lr {cfg['trainer']['lr']}, batch {cfg['trainer']['batch_size']}; "
         f"{train_sizes[0]} training examples.",
         f"Hardware: {hw.get('cpu', hw.get('gpu', '?'))}, {hw.get('cpu_count')} cores, device {hw['device']}, torch {hw['torch']}; code {', '.join(c[:12] for c in commits)}.",
+        *[f"Metric {k}: {v}." for k, v in sorted(records[0].get("metric_implementations", {}).items())],
         "Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.",
     ]
 

@@ -19,6 +19,7 @@ from tqdm import tqdm
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.metrics import check_names
+from rnnbench.metrics import implementations as metric_implementations
 from rnnbench.results.identity import run_identity
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.training import checkpoint
@@ -206,6 +207,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         "dev": state.get("best_dev", {}),
         "test": test_scores,
         "test_stats": test_stats,
+        "metric_implementations": {k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
         "history": state["history"],
         "seconds_per_epoch": sum(h["train_seconds"] for h in epochs_run) / max(len(epochs_run), 1),
         "tokens_per_second": state["tokens"] / max(state["train_seconds"], 1e-9),
