@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 clean
+.PHONY: help install run test test-fast tables table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -49,6 +49,9 @@ table-rcrn-8: $(STAMP)  ## RCRN Table 8 (WikiQA, TrecQA; with and without attent
 table-rcrn-9: $(STAMP)  ## RCRN Table 9 (NarrativeQA span; needs qaps.csv + summaries.csv)
 	$(PY) scripts/make_table.py rcrn_table9 rcrn_table9_3l
 
+table-dcu-1: $(STAMP)  ## DCU Table 1 (RACE; sim_dcu, dcu, lstm1 at 250d, 3 seeds): write results/dcu_table1.{md,tex}
+	$(PY) scripts/make_table.py dcu_table1
+
 table-dcu-3: $(STAMP)  ## DCU Table 3 (NarrativeQA span; needs qaps.csv + summaries.csv)
 	$(PY) scripts/make_table.py dcu_table3 dcu_table3_150d dcu_table3_dculstm
 
@@ -73,7 +76,7 @@ table-mzu-3: $(STAMP)  ## MZU Table 3 (number of zones, PTB characters)
 table-mzu-4: $(STAMP)  ## MZU Table 4 (ablation: without / with deep transition, PTB characters)
 	$(PY) scripts/make_table.py mzu_table4_nodt mzu_table4_dt
 
-tables: table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4  ## every table target
+tables: table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4  ## every table target
 
 clean:  ## remove caches and run outputs (not results/)
 	rm -rf .cache runs .pytest_cache
