@@ -74,3 +74,21 @@ def test_res_v2_encoder_runs_both_directions_and_learns():
 def test_bad_options_are_refused(bad):
     with pytest.raises(ValueError):
         LSTMEncoder(4, hidden_size=4, **bad)
+
+
+@pytest.mark.parametrize("cell", [torch.nn.LSTM, torch.nn.GRU])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_padded_run_equals_packed_run(cell, bidirectional):
+    """The fast unpacked path gives what packing gives: outputs (zero at padding) and gradients."""
+    from rnnbench.encoders.lstm import _run_packed, _run_padded
+
+    torch.manual_seed(0)
+    rnn = cell(7, 5, batch_first=True, bidirectional=bidirectional)
+    x = torch.randn(4, 9, 7, requires_grad=True)
+    lengths = torch.tensor([9, 1, 4, 6])
+    packed, padded = _run_packed(rnn, x, lengths), _run_padded(rnn, x, lengths)
+    torch.testing.assert_close(padded, packed, atol=1e-6, rtol=1e-5)
+    assert (padded[1, 1:] == 0).all()
+    params = [x, *rnn.parameters()]
+    for a, b in zip(torch.autograd.grad(packed.pow(2).sum(), params), torch.autograd.grad(padded.pow(2).sum(), params)):
+        torch.testing.assert_close(b, a, atol=1e-5, rtol=1e-4)
