@@ -8,9 +8,26 @@ from a zero initial state, with nn.LSTM's cell (gate order i, f, g, o). The outp
 is h_t at every real position (the copied state between gates) and 0 at padding.
 
 Because a closed step changes nothing, the same states come from running the LSTM
-over the open positions only and carrying each result forward to the next open
-position (``impl="gather"``, the default): the recurrence then costs one LSTM step
-per open gate, not per token. ``reference`` is the specification.
+over the open positions only, compacted to the front of each sequence, and carrying
+each result forward to the next open position: the recurrence then costs one LSTM
+step per open gate, not per token. Implementations (``fhe_upper`` dispatches by
+device; ``impl=`` forces one):
+
+- ``reference``: the specification, a plain per-step loop over every token.
+- ``gather``: nn.LSTM's op (packed, so each sequence costs its own number of open
+  gates) over the compacted positions, the carry a torch gather. On the CPU a packed
+  nn.LSTM runs a generic per-step path whose time hardly follows the number of open
+  gates: a quarter of them open took about as long as all of them.
+- ``cpu`` (the default on the CPU): the compacted positions through ``multi_lstm``'s
+  recurrence with its compiled C cell (hand-written backward, weight gradients as
+  large products; its torch-operation cell where there is no C compiler), the carry a
+  torch gather. Its time follows the number of open gates: at batch 32, hidden 200,
+  length 150 it took 0.46x ``gather``'s time with a quarter of the gates open and
+  1.25x with all open (results/benchmarks.md); FHE trains towards sparse gates.
+- ``triton`` (the default on CUDA): the same recurrence with the Triton LSTM cell
+  (per step one cuBLAS product outside the kernel, the cell fused), and the carry and
+  its adjoint as Triton kernels that loop over time with the state in registers
+  (``_fhe_upper_triton``).
 """
 from __future__ import annotations
 
@@ -46,6 +63,29 @@ def reference(
     return torch.stack(outputs, dim=1)
 
 
+def _compacted(x, gates, mask):
+    """The open positions of each sequence moved to its front, in time order.
+
+    Returns (is_open [B, T], counts [B], selected x [B, S, I]) with S = max(count, 1)."""
+    B, T, I = x.shape
+    is_open = gates.bool() & mask.bool()
+    counts = is_open.sum(dim=1)
+    steps = max(int(counts.max()), 1) if B else 1
+    # A stable sort of the closed flags puts each sequence's open positions first, in time order.
+    order = torch.sort((~is_open).to(torch.uint8), dim=1, stable=True).indices[:, :steps]
+    return is_open, counts, x.gather(1, order.unsqueeze(-1).expand(B, steps, I))
+
+
+def _carry(updates, is_open, mask):
+    """states[b, t] = updates[b, k] for the k-th open gate the last at or before t; 0 before the first and at padding."""
+    B, T = is_open.shape
+    H = updates.shape[-1]
+    slot = is_open.long().cumsum(dim=1) - 1  # -1: no open gate yet, the zero state
+    states = updates.gather(1, slot.clamp(min=0).unsqueeze(-1).expand(B, T, H))
+    keep = ((slot >= 0) & mask.bool()).unsqueeze(-1)
+    return torch.where(keep, states, torch.zeros_like(states))
+
+
 def gather(
     x: torch.Tensor,
     gates: torch.Tensor,
@@ -56,18 +96,13 @@ def gather(
     b_hh: torch.Tensor,
 ) -> torch.Tensor:
     """Same result as ``reference``: nn.LSTM's fused op over the open positions
-    (packed, so each sequence costs its own number of open gates), then a gather
-    that copies each state forward until the next open gate."""
-    B, T, I = x.shape
+    (packed, so each sequence costs its own number of open gates), then the carry."""
+    B = x.shape[0]
     H = w_hh.shape[1]
-    is_open = gates.bool() & mask.bool()
-    counts = is_open.sum(dim=1)
+    is_open, counts, selected = _compacted(x, gates, mask)
+    steps = selected.shape[1]
     # A sequence with no open gate still runs one (unread) step: packing needs length >= 1,
     # and it keeps the output connected to the weights, with zero gradient.
-    steps = max(int(counts.max()), 1)
-    # A stable sort of the closed flags puts each sequence's open positions first, in time order.
-    order = torch.sort((~is_open).to(torch.uint8), dim=1, stable=True).indices[:, :steps]
-    selected = x.gather(1, order.unsqueeze(-1).expand(B, steps, I))
     packed = pack_padded_sequence(selected, counts.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
     h0 = x.new_zeros(1, B, H)
     out, _, _ = torch._VF.lstm(
@@ -78,19 +113,36 @@ def gather(
         batch_first=True,
         total_length=steps,
     )
-    # slot[b, t]: index of the last update at or before t (-1: none yet, the zero state).
-    slot = is_open.long().cumsum(dim=1) - 1
-    states = updates.gather(1, slot.clamp(min=0).unsqueeze(-1).expand(B, T, H))
-    keep = ((slot >= 0) & mask.bool()).unsqueeze(-1)
-    return torch.where(keep, states, torch.zeros_like(states))
+    return _carry(updates, is_open, mask)
 
 
-IMPLS = {"reference": reference, "gather": gather}
+def _recurrence(x, gates, mask, w_ih, w_hh, b_ih, b_hh, impl: str) -> torch.Tensor:
+    """``cpu`` and ``triton``: multi_lstm's recurrence over the compacted positions, then the carry."""
+    from rnnbench.kernels import multi_lstm
+
+    is_open, counts, selected = _compacted(x, gates, mask)
+    steps = torch.arange(selected.shape[1], device=x.device)
+    updates = multi_lstm.recurrence(
+        selected, steps < counts.unsqueeze(1), w_ih.unsqueeze(0), w_hh.unsqueeze(0), (b_ih + b_hh).unsqueeze(0),
+        bidirectional=False, cell=multi_lstm.cell_for(impl),
+    )[:, :, 0]
+    if impl == "triton":
+        from rnnbench.kernels._fhe_upper_triton import Carry
+
+        return Carry.apply(updates, is_open, mask.bool())
+    return _carry(updates, is_open, mask)
+
+
+IMPLS = ("reference", "gather", "cpu", "triton")
 
 
 def fhe_upper(x, gates, mask, w_ih, w_hh, b_ih, b_hh, impl: str | None = None) -> torch.Tensor:
-    """Run the gated upper LSTM with ``impl`` (default ``gather`` on every device)."""
-    impl = impl or "gather"
-    if impl not in IMPLS:
-        raise ValueError(f"fhe_upper: unknown impl {impl!r} (known: {', '.join(IMPLS)})")
-    return IMPLS[impl](x, gates, mask, w_ih, w_hh, b_ih, b_hh)
+    """Run the gated upper LSTM with ``impl`` (default: ``triton`` on CUDA, ``cpu`` elsewhere)."""
+    impl = impl or ("triton" if x.is_cuda else "cpu")
+    if impl == "reference":
+        return reference(x, gates, mask, w_ih, w_hh, b_ih, b_hh)
+    if impl == "gather":
+        return gather(x, gates, mask, w_ih, w_hh, b_ih, b_hh)
+    if impl in ("cpu", "triton"):
+        return _recurrence(x, gates, mask, w_ih, w_hh, b_ih, b_hh, impl)
+    raise ValueError(f"fhe_upper: unknown impl {impl!r} (known: {', '.join(IMPLS)})")

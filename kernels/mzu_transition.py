@@ -27,10 +27,26 @@ encoder weights it into a loss.
 
 Padding: where ``mask`` is False the state carries over and the output is 0.
 
-``reference`` is the specification. ``hoisted`` is the CPU fast path: the x-part
-of zone generation (W_i [x; h] = W_i^x x + W_i^h h) for all steps in one matmul
-before the loop, and M_h and M_g batched on a leading axis. ``mzu_recurrence``
-dispatches.
+Implementations (``mzu_recurrence`` dispatches; ``impl=`` forces one):
+
+- ``reference``: the specification, one plain step at a time under autograd.
+- ``hoisted``: the x-part of zone generation (W_i [x; h] = W_i^x x + W_i^h h) for
+  all steps in one matmul before the loop, M_h and M_g batched on a leading axis;
+  autograd still records every step (1.2x the reference at length 150).
+- ``fused`` (the default on every device): ``_mzu_fused``, the whole scan as one
+  autograd node with a hand-written backward (no per-step graph), the zones of
+  all N zones and both M-functions in each matrix multiply, weight gradients
+  accumulated in place; the small per-step pieces (zone norms and cosine, N x N
+  attention, layer norm, gate and state update) compiled in C on the CPU
+  (``_mzu_cpu``; torch operations elsewhere or without a C compiler). About 4x
+  the reference at length 150 on this project's CPU (results/benchmarks.md).
+
+No Triton kernel: a step is five dependent matrix multiplies whose weights every
+sequence of the batch shares (zones, Q/K/V, FFN in and out, aggregation), with
+all-to-all mixing between them; a fused step kernel would either reload the
+weights per sequence or re-implement a GEMM per stage, while on a GPU the same
+loop runs these as cuBLAS calls. What a GPU would gain from fusion is launch
+overhead, which CUDA graphs over the fused loop would remove without a kernel.
 """
 from __future__ import annotations
 
@@ -44,7 +60,7 @@ from torch import nn
 
 COMPOSITIONS = ("sat", "gcn", "cap")
 GCN_ACTIVATIONS = {"relu": torch.relu, "sigmoid": torch.sigmoid}
-IMPLS = ("reference", "hoisted")
+IMPLS = ("reference", "hoisted", "fused")
 
 
 def _project(z, w):
@@ -316,10 +332,17 @@ def candidate_dropout(transition: MZUTransition, x) -> torch.Tensor | None:
     return torch.empty(shape, dtype=x.dtype, device=x.device).bernoulli_(keep).div_(keep)
 
 
+def fused(x, mask, transition: MZUTransition, drop=None) -> MZUOutput:
+    """Same result as ``reference``, as one autograd node (see ``_mzu_fused``)."""
+    from rnnbench.kernels import _mzu_fused
+
+    return MZUOutput(*_mzu_fused.fused(x, mask, transition, drop))
+
+
 def mzu_recurrence(x, mask, transition: MZUTransition, impl: str | None = None) -> MZUOutput:
-    """Run one forward-in-time MZU scan; ``impl`` forces an implementation (default: hoisted)."""
-    impl = impl or "hoisted"
+    """Run one forward-in-time MZU scan; ``impl`` forces an implementation (default: fused)."""
+    impl = impl or "fused"
     if impl not in IMPLS:
         raise ValueError(f"mzu_recurrence: unknown impl {impl!r} (known: {', '.join(IMPLS)})")
-    run = reference if impl == "reference" else hoisted
+    run = {"reference": reference, "hoisted": hoisted, "fused": fused}[impl]
     return run(x, mask, transition, candidate_dropout(transition, x))

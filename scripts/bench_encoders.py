@@ -4,14 +4,16 @@
                                      [--threads N] [--clock wall|cpu] [--no-write]
 
 A training step is forward plus backward of the encoder's summed output (batch 32,
-input 300, hidden 200). Every time is reported as a ratio to the 3-layer BiLSTM
+input 300, hidden 200). Parts of a step (RCRN's listener scan, DCU's gates and scan)
+are also timed alone, as shares of their encoder's step. Every time is reported as a ratio to the 3-layer BiLSTM
 timed in the same process and the same rounds (candidates run round-robin, so a
 busy machine slows them alike): the median over rounds of the ratio within each
 round, after one warm-up round, with more rounds at the short lengths, whose steps
 are noisier. The input does not require a gradient: the RCRN paper keeps GloVe fixed
 (conf/task/*: freeze_embeddings); one extra row times RCRN against the 3-layer
 BiLSTM with a trained input. At length 150 the ops with a reference loop (Res-V2
-LSTM, the MZU transition) are timed against it.
+LSTM, the MZU transition, the FHE upper layer at two fractions of open gates) are
+timed against it.
 
 On CUDA the same rows are timed on the GPU too and added as columns: nn.LSTM runs
 cuDNN there and the kernels run their Triton implementations.
@@ -40,7 +42,7 @@ from omegaconf import open_dict
 
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import build_encoder
-from rnnbench.kernels import mzu_transition, residual_lstm
+from rnnbench.kernels import fhe_upper, gated_scan, mzu_transition, residual_lstm
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results" / "benchmarks.md"
@@ -51,6 +53,13 @@ BASELINE = "3l_bilstm"
 TRAINED = "3l_bilstm, trained input"
 DCU = "dcu (recurrent)"
 DCU_LSTM = "bilstm of dcu's output size"
+RCRN = "rcrn fused (multi_lstm)"
+LISTENER = "rcrn's listener scan alone (gated_scan, forward + backward)"
+DCU_GATES = "dcu's multi-granular gates alone (fold, ReLU layers, unfold)"
+DCU_SCAN = "dcu's gated scan alone"
+# rows timed as a share of another row (in the same rounds), not of the 3-layer BiLSTM
+SHARE_OF = {LISTENER: RCRN, DCU_GATES: DCU, DCU_SCAN: DCU}
+FHE_OPEN = (0.25, 1.0)  # fraction of open boundary gates in the FHE upper layer's op rows
 
 
 def encoder(name: str, device: str, hidden: int = HIDDEN, **options):
@@ -88,22 +97,56 @@ def encoder_step(enc) -> Callable:
     return step
 
 
+def scan_step(channels: int, with_o: bool, device: str) -> Callable:
+    """The gated scan's training step alone on gate logits, inputs (and output gate logits)
+    [BATCH, T, channels] that need gradients: the listener of RCRN (an output gate) or the
+    DCU cell (none unless output_gate_sigmoid; DCU multiplies by its linear gate outside)."""
+    cache = {}
+
+    def step(x, mask):
+        B, T = mask.shape
+        if T not in cache:
+            g = torch.Generator().manual_seed(T)
+            cache.clear()
+            cache[T] = [torch.randn(B, T, channels, generator=g).to(device).requires_grad_() for _ in range(3)]
+        f, z, o = cache[T]
+        for t in (f, z, o):
+            t.grad = None
+        h, _ = gated_scan.gated_scan(f, z, mask, o=o if with_o else None, logits=True)
+        h.sum().backward()
+
+    return step
+
+
+def gates_step(dcu) -> Callable:
+    """DCU's multi-granular gates (fold, the range layers, F1, F2, unfold) alone: forward and backward."""
+
+    def step(x, mask):
+        dcu.zero_grad(set_to_none=True)
+        dcu.gates(x, mask).sum().backward()
+
+    return step
+
+
 def candidates(device: str) -> dict[str, tuple[Callable, bool]]:
     """Row name -> (training step, input requires grad)."""
     dcu = encoder("dcu", device)
     rows = {
         BASELINE: (encoder_step(encoder("3l_bilstm", device)), False),
         "bilstm (1 layer)": (encoder_step(encoder("bilstm", device)), False),
-        "rcrn fused (multi_lstm)": (encoder_step(encoder("rcrn", device)), False),
+        RCRN: (encoder_step(encoder("rcrn", device)), False),
         "rcrn unfused (3 packed nn.LSTM)": (encoder_step(encoder("rcrn", device, fused=False)), False),
+        LISTENER: (scan_step(2 * HIDDEN, True, device), False),
         DCU: (encoder_step(dcu), False),
         DCU_LSTM: (encoder_step(encoder("bilstm", device, hidden=dcu.output_size // 2)), False),
+        DCU_GATES: (gates_step(dcu), False),
+        DCU_SCAN: (scan_step(dcu.output_size, dcu.output_gate_sigmoid, device), False),
     }
     if importlib.util.find_spec("rnnbench.encoders.mzu") is not None:
         rows["mzu_sat"] = (encoder_step(encoder("mzu_sat", device)), False)
     rows["sru package (1 bidirectional layer)"] = (encoder_step(SRULayer(device)), False)
     rows[TRAINED] = (rows[BASELINE][0], True)
-    rows["rcrn fused, trained input"] = (rows["rcrn fused (multi_lstm)"][0], True)
+    rows["rcrn fused, trained input"] = (rows[RCRN][0], True)
     return rows
 
 
@@ -135,6 +178,30 @@ def op_candidates(device: str) -> dict[str, tuple[Callable, bool]]:
             return step
 
         rows.update({f"mzu_sat transition, {impl}": (mzu(impl), False) for impl in mzu_transition.IMPLS})
+
+    # FHE's upper layer (it reads the lower LSTM's states: input = hidden = HIDDEN, trained) with
+    # a fixed fraction of open gates; "gather" runs nn.LSTM over the open positions only.
+    upper = [p.to(device).requires_grad_() for p in (
+        torch.randn(4 * HIDDEN, HIDDEN, generator=g) * 0.05, torch.randn(4 * HIDDEN, HIDDEN, generator=g) * 0.05,
+        torch.zeros(4 * HIDDEN), torch.zeros(4 * HIDDEN))]
+    gate_draws = {}
+
+    def fhe(impl, fraction):
+        def step(x, mask):
+            key = (fraction, tuple(mask.shape))
+            if key not in gate_draws:
+                draw = torch.rand(mask.shape, generator=torch.Generator().manual_seed(1))
+                gate_draws[key] = (draw < fraction).to(device)
+            for p in upper:
+                p.grad = None
+            lower = x[..., :HIDDEN]  # a slice of the trained input stands in for the lower LSTM's states
+            fhe_upper.fhe_upper(lower, gate_draws[key], mask, *upper, impl=impl).sum().backward()
+
+        return step
+
+    fhe_impls = ("reference", "gather", "triton") if device == "cuda" else ("reference", "gather", "cpu")
+    for fraction in FHE_OPEN:
+        rows.update({f"fhe upper (open {fraction:g}), {impl}": (fhe(impl, fraction), True) for impl in fhe_impls})
     return rows
 
 
@@ -175,29 +242,52 @@ def ms(times: dict[str, list[float]], name: str) -> str:
     return f"{statistics.median(times[name]) * 1e3:.0f}"
 
 
-def bilstm_flops(layer_inputs: list[int], input_grad: bool) -> int:
-    """Matrix-multiply FLOPs per token of a training step of BiLSTM layers (HIDDEN units) reading
+def bilstm_flops(layer_inputs: list[int], input_grad: bool, hidden: int = HIDDEN) -> int:
+    """Matrix-multiply FLOPs per token of a training step of BiLSTM layers (``hidden`` units) reading
     inputs of these sizes: forward, input-weight and recurrent gradients, and the input gradient
     (of the first layer only if ``input_grad``)."""
-    gates = 4 * HIDDEN
+    gates = 4 * hidden
     total = 0
     for k, size in enumerate(layer_inputs):
         projection = 2 * size * gates * (3 if k or input_grad else 2)
-        recurrent = 2 * HIDDEN * gates * 3
+        recurrent = 2 * hidden * gates * 3
         total += 2 * (projection + recurrent)
     return total
 
 
-def encoder_cells(times: dict[str, list[float]]) -> dict[str, str]:
-    """One column of the encoder table: the baselines' milliseconds, every other row's ratio."""
+def dcu_flops(ranges, input_size: int, units: int, width: int) -> float:
+    """Matrix-multiply FLOPs per token of a training step of the recurrent DCU (the input
+    needs no gradient): each range's fold layer on T/r block rows, F1 as each range's share
+    on its T/r block rows (as MultiGranularGates computes it), F2, the candidate and the
+    output gate; forward and weight gradients for all, input gradients of F1 and F2."""
+    per_block = sum(1 / r for r in ranges)
+    fold = 2 * input_size * units * per_block
+    f1 = 2 * units * units * per_block
+    f2 = 2 * units * width
+    linear = 2 * 2 * input_size * width  # candidate and output gate
+    forward = fold + f1 + f2 + linear
+    return 2 * forward + f1 + f2
+
+
+def encoder_cells(times: dict[str, list[float]], dcu=None) -> dict[str, str]:
+    """One column of the encoder table: the baselines' milliseconds, every other row's ratio
+    (to the 3-layer BiLSTM, or to the row it is a share of)."""
     cells = {f"{name} (ms per step)": ms(times, name) for name in (BASELINE, TRAINED)}
     for name in times:
-        if name not in (BASELINE, TRAINED):
+        if name in SHARE_OF:
+            cells[f"{name} / {SHARE_OF[name]}"] = f"{ratio(times, name, SHARE_OF[name]):.3f}"
+        elif name not in (BASELINE, TRAINED):
             cells[name] = f"{ratio(times, name, TRAINED if name.endswith('trained input') else BASELINE):.3f}"
     cells["dcu / bilstm of the same output size"] = f"{ratio(times, DCU, DCU_LSTM):.3f}"
     for grad, suffix in ((False, ""), (True, ", trained input")):
         rcrn, stacked = 3 * bilstm_flops([INPUT], grad), bilstm_flops([INPUT, 2 * HIDDEN, 2 * HIDDEN], grad)
         cells[f"rcrn / 3l_bilstm, matrix-multiply FLOPs{suffix}"] = f"{rcrn / stacked:.3f}"
+    if dcu is not None:
+        lstm = bilstm_flops([INPUT], False, hidden=dcu.output_size // 2)
+        units = dcu.gates.fold_layers[0].out_features
+        cells["dcu / bilstm of the same output size, matrix-multiply FLOPs"] = (
+            f"{dcu_flops(dcu.gates.ranges, INPUT, units, dcu.output_size) / lstm:.3f}"
+        )
     return cells
 
 
@@ -251,9 +341,10 @@ def run(args) -> str:
     columns, op_columns = {}, {}
     for device in devices:
         rows = candidates(device)
+        dcu = encoder("dcu", device)
         for T in args.lengths:
             label = f"{device} {T}" if len(devices) > 1 else str(T)
-            columns[label] = encoder_cells(measure(rows, T, device, args))
+            columns[label] = encoder_cells(measure(rows, T, device, args), dcu)
             print(f"{label}: {columns[label]}", flush=True)
         label = f"{device} {OP_LENGTH}" if len(devices) > 1 else str(OP_LENGTH)
         op_columns[label] = op_cells(measure(op_candidates(device), OP_LENGTH, device, args))
@@ -271,12 +362,16 @@ def run(args) -> str:
         f"round. The input needs no gradient (GloVe fixed, as the RCRN paper), except in the 'trained input' "
         f"rows, whose ratio is to the 3-layer BiLSTM with a trained input. The FLOPs rows are not timed: "
         f"the matrix-multiply arithmetic of the two models' training steps, the ratio their times would "
-        f"have at equal efficiency.",
+        f"have at equal efficiency. Rows named 'X / Y' are X's time over Y's in the same rounds (parts of "
+        f"a step timed alone: the gated scan on inputs of the listener's or the DCU cell's shapes, DCU's "
+        f"gates module).",
         table("encoder", columns),
         f"At length {OP_LENGTH}, the ops that have a per-step reference loop, each implementation "
         f"(Res-V2 LSTM: one direction, input {INPUT}, hidden {HIDDEN}, its lateral term a linear map of the "
-        f"input; input and weights need gradients), ratio to `{BASELINE}`, and the reference's time over the "
-        f"fast one's.",
+        f"input; input and weights need gradients. MZU: one direction of mzu_sat, 4 zones, transition depth 1, "
+        f"states and zone cosines summed. FHE upper layer: input = hidden = {HIDDEN}, input and weights need "
+        f"gradients, a fixed random {', '.join(f'{f:g}' for f in FHE_OPEN)} of the boundary gates open), ratio "
+        f"to `{BASELINE}`, and the reference's time over each fast one's.",
         table(f"op at length {OP_LENGTH}", op_columns),
     ]) + "\n"
     if len(devices) > 1:
