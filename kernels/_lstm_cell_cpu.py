@@ -14,15 +14,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
-import os
-import platform
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 
 import torch
+
+from rnnbench.kernels import _c_build
 
 _C_PRELUDE = r"""
 #include <math.h>
@@ -170,17 +165,12 @@ DTYPES = tuple(_C_TYPES)
 # instructions (the build is keyed by the CPU) at their full vector width (gcc keeps
 # AVX-512 code to 256-bit vectors unless asked; the forward cell ran 1.1-1.6x faster
 # at 512 on this project's Xeon), or without the width, or neither.
-_C_FLAGS = (
-    "-O3", "-std=c99", "-fPIC", "-shared",
-    "-fno-trapping-math", "-fno-math-errno", "-ffinite-math-only", "-fno-signed-zeros",
-)
-_C_TARGETS = (["-march=native", "-mprefer-vector-width=512"], ["-march=native"], [])
 
 
 @functools.cache
 def compiler() -> str | None:
     """The C compiler the CPU cell is built with, or None where there is none."""
-    return shutil.which(os.environ.get("CC", "cc"))
+    return _c_build.compiler()
 
 
 def _source() -> str:
@@ -191,40 +181,10 @@ def _source() -> str:
     return "".join(parts)
 
 
-def _cpu_fingerprint() -> str:
-    """What -march=native depends on: the CPU's feature flags where Linux lists them."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        lines = []
-    flags = next((line for line in lines if line.startswith(("flags", "Features"))), platform.processor())
-    return f"{platform.machine()} {flags}"
-
-
 @functools.cache
 def _library() -> ctypes.CDLL:
     """Build (once per source, flags, compiler and CPU) and load the C cell."""
-    cc = compiler()
-    if cc is None:
-        raise RuntimeError("the compiled LSTM cell needs a C compiler: install one or set CC")
-    source = _source()
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([source, *_C_FLAGS, *sum(_C_TARGETS, []), version, _cpu_fingerprint()]).encode()).hexdigest()[:16]
-    library = Path(os.environ.get("RNNBENCH_CACHE", ".cache/rnnbench")) / "kernels" / f"lstm_cell_{key}.so"
-    if not library.exists():
-        library.parent.mkdir(parents=True, exist_ok=True)
-        # Build in a private folder and rename into place: parallel processes may race.
-        with tempfile.TemporaryDirectory(dir=library.parent) as build:
-            src, out = Path(build) / "lstm_cell.c", Path(build) / library.name
-            src.write_text(source)
-            for flags in ([*_C_FLAGS, *target] for target in _C_TARGETS):
-                result = subprocess.run([cc, *flags, str(src), "-o", str(out)], capture_output=True, text=True)
-                if result.returncode == 0:
-                    break
-            else:
-                raise RuntimeError(f"compiling the LSTM cell with {cc} failed:\n{result.stderr}")
-            os.replace(out, library)
-    lib = ctypes.CDLL(str(library))
+    lib = _c_build.build("lstm_cell", _source())
     i64, ptr = ctypes.c_int64, ctypes.c_void_p
     strided = [ptr, i64, i64]
     for suffix, _, _ in _C_TYPES.values():

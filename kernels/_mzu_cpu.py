@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
-import os
-import subprocess
-import tempfile
-from pathlib import Path
 
 import torch
 
-from rnnbench.kernels import _lstm_cell_cpu
+from rnnbench.kernels import _c_build
 
 _C_PRELUDE = r"""
 #include <math.h>
@@ -270,28 +265,7 @@ def _source() -> str:
 @functools.cache
 def _library() -> ctypes.CDLL:
     """Build (once per source, flags, compiler and CPU) and load the C pieces."""
-    cc = _lstm_cell_cpu.compiler()
-    if cc is None:
-        raise RuntimeError("the compiled MZU pieces need a C compiler: install one or set CC")
-    source = _source()
-    flags, targets = (*_lstm_cell_cpu._C_FLAGS, *_C_EXTRA_FLAGS), _lstm_cell_cpu._C_TARGETS
-    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([source, *flags, *sum(targets, []), version, _lstm_cell_cpu._cpu_fingerprint()]).encode())
-    library = Path(os.environ.get("RNNBENCH_CACHE", ".cache/rnnbench")) / "kernels" / f"mzu_{key.hexdigest()[:16]}.so"
-    if not library.exists():
-        library.parent.mkdir(parents=True, exist_ok=True)
-        # Build in a private folder and rename into place: parallel processes may race.
-        with tempfile.TemporaryDirectory(dir=library.parent) as build:
-            src, out = Path(build) / "mzu.c", Path(build) / library.name
-            src.write_text(source)
-            for target in targets:
-                result = subprocess.run([cc, *flags, *target, str(src), "-o", str(out), "-lm"], capture_output=True, text=True)
-                if result.returncode == 0:
-                    break
-            else:
-                raise RuntimeError(f"compiling the MZU pieces with {cc} failed:\n{result.stderr}")
-            os.replace(out, library)
-    lib = ctypes.CDLL(str(library))
+    lib = _c_build.build("mzu", _source(), flags=(*_c_build.BASE_FLAGS, *_C_EXTRA_FLAGS), libs=("-lm",))
     i64, ptr, f64 = ctypes.c_int64, ctypes.c_void_p, ctypes.c_double
     for suffix, scalar, _, _ in _C_TYPES.values():
         real = ctypes.c_float if scalar == "float" else ctypes.c_double
@@ -305,7 +279,7 @@ def _library() -> ctypes.CDLL:
 
 
 def available() -> bool:
-    return _lstm_cell_cpu.compiler() is not None
+    return _c_build.compiler() is not None
 
 
 def _fn(name: str, dtype: torch.dtype):

@@ -33,17 +33,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import os
-import platform
-import shutil
-import subprocess
-import tempfile
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import torch
+
+from rnnbench.kernels import _c_build
 
 IMPLS = ("reference", "cpu", "triton")
 
@@ -366,16 +362,11 @@ def _c_source() -> str:
 # reference's order. Full -ffast-math would also, with gcc < 13, switch the
 # whole process to flush-to-zero. -march=native where the compiler has it: the
 # build is keyed by the CPU, so it may use this machine's vector width.
-_C_FLAGS = (
-    "-O3", "-std=c99", "-fPIC", "-shared",
-    "-fno-trapping-math", "-fno-math-errno", "-ffinite-math-only", "-fno-signed-zeros",
-)
-_C_NATIVE = "-march=native"
 
 
 @functools.cache
 def _c_compiler() -> str | None:
-    return shutil.which(os.environ.get("CC", "cc"))
+    return _c_build.compiler()
 
 
 @functools.cache
@@ -388,44 +379,12 @@ def _no_compiler_fallback() -> str:
     return "reference"
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("RNNBENCH_CACHE", ".cache/rnnbench")) / "kernels"
-
-
-def _cpu_fingerprint() -> str:
-    """What -march=native depends on: the CPU's feature flags where Linux lists them."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        lines = []
-    flags = next((line for line in lines if line.startswith(("flags", "Features"))), platform.processor())
-    return f"{platform.machine()} {flags}"
-
-
 @functools.cache
 def _cpu_library() -> ctypes.CDLL:
     """Build (once per source, flags, compiler and CPU) and load the C scan."""
-    compiler = _c_compiler()
-    if compiler is None:
+    if _c_compiler() is None:
         raise RuntimeError("gated_scan impl='cpu' needs a C compiler: install one or set CC, or use impl='reference'")
-    source = _c_source()
-    version = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([source, *_C_FLAGS, version, _cpu_fingerprint()]).encode()).hexdigest()[:16]
-    library = _cache_dir() / f"gated_scan_{key}.so"
-    if not library.exists():
-        library.parent.mkdir(parents=True, exist_ok=True)
-        # Build in a private folder and rename into place: parallel test workers may race.
-        with tempfile.TemporaryDirectory(dir=library.parent) as build:
-            src, out = Path(build) / "gated_scan.c", Path(build) / library.name
-            src.write_text(source)
-            for flags in ([*_C_FLAGS, _C_NATIVE], list(_C_FLAGS)):
-                result = subprocess.run([compiler, *flags, str(src), "-o", str(out)], capture_output=True, text=True)
-                if result.returncode == 0:
-                    break
-            else:
-                raise RuntimeError(f"gated_scan: compiling the CPU scan with {compiler} failed:\n{result.stderr}")
-            os.replace(out, library)
-    lib = ctypes.CDLL(str(library))
+    lib = _c_build.build("gated_scan", _c_source(), targets=(["-march=native"], []))
     i64, ptr = ctypes.c_int64, ctypes.c_void_p
     strided = [ptr, i64, i64]
     for suffix, *_ in _C_TYPES.values():
