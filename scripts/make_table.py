@@ -23,7 +23,7 @@ from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
-from rnnbench.results.tables import build_rows, column_metrics, describe_runs, paper_table, write_table
+from rnnbench.results.tables import build_rows, column_metrics, describe_runs, ours_only_table, paper_table, table_title, write_table
 from rnnbench.run import train
 
 
@@ -48,14 +48,15 @@ def run_missing(experiment: str, jobs: dict) -> int:
     return 0
 
 
-def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str]) -> list[str]:
+def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str], paper: bool = True) -> list[str]:
     notes: list[str] = [] if records_by_task else ["No finished runs yet."]
     for task, records in records_by_task.items():
         lines = describe_runs(records)
         prefix = f"{task}: " if len(records_by_task) > 1 else ""
         notes += [prefix + line for line in lines if not line.startswith("Paper:")]
     notes += [n for n in dict.fromkeys(data_notes) if n]
-    notes.append("Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.")
+    if paper:
+        notes.append("Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.")
     return notes
 
 
@@ -104,13 +105,13 @@ def main(argv: list[str] | None = None) -> int:
             for column, metric in mapping.items():
                 cells.setdefault(column, []).append(record["test"][metric] * cfg.table.scale)
     first = plans[0][1]
-    table = paper_table(first.table.name)
+    table = ours_only_table(first.table.caption) if first.table.caption else paper_table(first.table.name)
+    has_paper = not table.get("ours_only")
     rows = build_rows(table, columns, ours, built, first.table.digits)
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table).values())
-    units = ", %" if first.table.scale == 100 else ""
-    title = f"{table['paper'].upper()} Table {table['table']}: {table['caption']} (test {', '.join(metrics)}{units})"
-    notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans])
-    md, tex = write_table(first.table.name, title, rows, notes, Path(first.paths.results_dir), columns)
+    title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
+    notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans], has_paper)
+    md, tex = write_table(first.table.name, title, rows, notes, Path(first.paths.results_dir), columns, has_paper)
     print(md.read_text())
     print(f"wrote {md} and {tex}")
     return 0

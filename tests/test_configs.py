@@ -20,6 +20,7 @@ from rnnbench.data.prepare import build_reader, prepare
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError
 from rnnbench.run import train
+from rnnbench.results.tables import paper_table
 from rnnbench.training.loop import fit
 
 TASKS = sorted(p.stem for p in (CONF_DIR / "task").glob("*.yaml"))
@@ -43,6 +44,8 @@ def test_experiments_compose(experiment):
     cfg = compose_config([f"experiment={experiment}"], return_hydra_config=True)
     assert experiment.startswith(cfg.table.name)  # rcrn_table8_wikiqa fills part of rcrn_table8
     assert str(cfg.hydra.sweeper.params.seed)
+    if not cfg.table.caption:  # a paper's table: its numbers are in the registry
+        assert paper_table(cfg.table.name)["rows"]
 
 
 _prepared: dict = {}

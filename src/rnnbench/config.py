@@ -77,6 +77,7 @@ class TableConf:
     variant: Optional[str] = None
     data_note: str = ""  # footnote: what data our runs used (partial data, substitutes)
     digits: int = 1  # decimals shown
+    caption: Optional[str] = None  # set only for a table no paper printed (our synthetic tasks); name is then ours
 
 
 @dataclass

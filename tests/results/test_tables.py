@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnnbench.results.tables import NO_RUNS, NOT_BUILT, NOT_OURS, build_rows, latex, markdown, paper_table
+from rnnbench.results.tables import NO_RUNS, NOT_BUILT, NOT_OURS, build_rows, latex, markdown, ours_only_table, paper_table, table_title
 
 
 def test_registry_holds_every_paper_table():
@@ -68,3 +68,22 @@ def test_our_baselines_without_a_paper_row_are_appended():
     rows = build_rows(table, ["R"], {("mzu_cap", None): {"R": [70.0]}, ("bilstm", None): {"R": [60.0, 62.0]}, ("bigru", None): {}}, {"mzu_cap", "bilstm", "bigru"})
     assert [r.model for r in rows] == ["capMZRNN", "bilstm (our baseline, not in the paper)"]
     assert "| bilstm (our baseline, not in the paper) | `bilstm` | – | 61.0 ± 1.4 (n=2) |  |" in markdown("T", rows, [], ["R"])
+
+
+def test_a_paper_model_in_our_own_setting_is_labelled_as_our_variant():
+    table = {"rows": [{"model": "capMZU+DT (ours)", "encoder": "mzu_cap", "values": {"BPC": 1.181}}]}
+    rows = build_rows(table, ["BPC"], {("mzu_cap", "small"): {"BPC": [2.2]}}, {"mzu_cap"}, digits=3)
+    assert [r.model for r in rows] == ["capMZU+DT (ours)", "capMZU+DT (ours) (small variant, ours)"]
+    assert rows[0].status == NO_RUNS  # the paper's row is not filled by a run of another size
+    assert rows[1].paper == {"BPC": None}
+
+
+def test_a_table_no_paper_printed_lists_our_encoders_with_our_columns_only():
+    table = ours_only_table("Synthetic copy (ours)")
+    rows = build_rows(table, ["EM", "F1"], {("bilstm", None): {"EM": [100.0], "F1": [100.0]}, ("fhe", None): {"EM": [19.8], "F1": [40.0]}}, {"bilstm", "fhe"})
+    assert [r.model for r in rows] == ["bilstm", "fhe"]
+    md = markdown(table_title(table, ["answer_em", "answer_f1"], ", %"), rows, ["a note"], ["EM", "F1"], paper=False)
+    assert md.startswith("# Synthetic copy (ours) (test answer_em, answer_f1, %)\n")
+    assert "| bilstm | `bilstm` | 100.0 (n=1) | 100.0 (n=1) |" in md and "paper" not in md.lower()
+    tex = latex("T", rows, [], ["EM", "F1"], paper=False)
+    assert r"fhe & fhe & 19.8 (n=1) & 40.0 (n=1) \\" in tex

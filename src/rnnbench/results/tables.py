@@ -18,14 +18,28 @@ NOT_OURS = "not an rnnbench encoder"
 NOT_BUILT = "not built yet"
 NO_RUNS = "no finished runs"
 NOT_IN_PAPER = "our baseline, not in the paper"
+OUR_VARIANT = "variant, ours"  # a paper model run in our own setting (e.g. a CPU-sized "small")
 
 
 def paper_table(name: str) -> dict:
+    """The registry's numbers for table ``name`` (src/rnnbench/results/paper_numbers/<name>.yaml)."""
     path = REGISTRY / f"{name}.yaml"
     if not path.exists():
         known = sorted(p.stem for p in REGISTRY.glob("*.yaml"))
         raise KeyError(f"no paper table {name!r}; known: {', '.join(known)}")
     return yaml.safe_load(path.read_text())
+
+
+def ours_only_table(caption: str) -> dict:
+    """A table no paper printed (our synthetic tasks): every row is one of our encoders."""
+    return {"paper": None, "table": None, "caption": caption, "rows": [], "ours_only": True}
+
+
+def table_title(table: dict, metrics: list[str], units: str = "") -> str:
+    split = f"(test {', '.join(metrics)}{units})"
+    if table.get("ours_only"):
+        return f"{table['caption']} {split}"
+    return f"{table['paper'].upper()} Table {table['table']}: {table['caption']} {split}"
 
 
 def column_metrics(table_cfg) -> dict[str, str]:
@@ -70,12 +84,22 @@ def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None
             status = ""
         paper = {c: (r.get("values") or {}).get(c) for c in columns}
         rows.append(Row(r["model"], enc, variant, paper, values, status, digits))
-    # Our baselines the paper did not run (e.g. bilstm in MZU Table 6): shown after its rows, paper cells empty.
+    # Runs no paper row takes, shown after the paper's rows with empty paper cells: our baselines the
+    # paper did not run (bilstm in MZU Table 6), a paper model in our own setting (capMZU "small"), or
+    # every row of a table no paper printed.
     listed = {(r.get("encoder"), r.get("variant")) for r in table["rows"]}
+    paper_model = {r["encoder"]: r["model"] for r in table["rows"] if r.get("encoder")}
     for (enc, variant), cells in ours.items():
         values = {c: v for c, v in cells.items() if c in columns and v}
-        if (enc, variant) not in listed and values:
-            rows.append(Row(f"{enc} ({NOT_IN_PAPER})", enc, variant, {c: None for c in columns}, values, "", digits))
+        if (enc, variant) in listed or not values:
+            continue
+        if table.get("ours_only"):
+            model = enc
+        elif enc in paper_model:
+            model = f"{paper_model[enc]} ({variant or 'default'} {OUR_VARIANT})"
+        else:
+            model = f"{enc} ({NOT_IN_PAPER})"
+        rows.append(Row(model, enc, variant, {c: None for c in columns}, values, "", digits))
     return rows
 
 
@@ -105,7 +129,12 @@ def _encoder_cell(row: Row) -> str:
     return f"`{row.encoder}`" + (f" ({row.variant})" if row.variant else "")
 
 
-def markdown(title: str, rows: list[Row], footnotes: list[str], columns: list[str]) -> str:
+def markdown(title: str, rows: list[Row], footnotes: list[str], columns: list[str], paper: bool = True) -> str:
+    if not paper:  # a table no paper printed: our columns only
+        lines = [f"# {title}", "", "| Model | Encoder | " + " | ".join(f"{c} (mean ± std, n)" for c in columns) + " |",
+                 "|---|---|" + "---:|" * len(columns)]
+        lines += [f"| {row.model} | {_encoder_cell(row)} | " + " | ".join(_ours_cell(row, c, "±") for c in columns) + " |" for row in rows]
+        return "\n".join([*lines, "", *[f"- {note}" for note in footnotes]]) + "\n"
     if len(columns) == 1:
         head = ["| Model | Encoder | Paper | Ours (mean ± std, n seeds) | Ours − paper |", "|---|---|---:|---:|---:|"]
     else:
@@ -135,8 +164,11 @@ def _tex_ours(row: Row, column: str) -> str:
     return _tex_escape(_ours_cell(row, column, "PLUSMINUS")).replace("PLUSMINUS", r"$\pm$")
 
 
-def latex(title: str, rows: list[Row], footnotes: list[str], columns: list[str]) -> str:
-    if len(columns) == 1:
+def latex(title: str, rows: list[Row], footnotes: list[str], columns: list[str], paper: bool = True) -> str:
+    if not paper:
+        spec = "ll" + "r" * len(columns)
+        header = "Model & Encoder & " + " & ".join(_tex_escape(c) for c in columns) + r" \\"
+    elif len(columns) == 1:
         spec, header = "llrrr", r"Model & Encoder & Paper & Ours (mean $\pm$ std, $n$) & $\Delta$ \\"
     else:
         spec = "ll" + "rrr" * len(columns)
@@ -144,7 +176,10 @@ def latex(title: str, rows: list[Row], footnotes: list[str], columns: list[str])
     out = [r"\begin{table}[t]", r"\centering", f"\\begin{{tabular}}{{{spec}}}", r"\toprule", header, r"\midrule"]
     for row in rows:
         enc = _tex_escape(row.encoder or "") + (f" ({_tex_escape(row.variant)})" if row.variant else "")
-        cells = " & ".join(f"{_fmt(row.paper[c], row.digits)} & {_tex_ours(row, c)} & {_diff(row, c)}" for c in columns)
+        if paper:
+            cells = " & ".join(f"{_fmt(row.paper[c], row.digits)} & {_tex_ours(row, c)} & {_diff(row, c)}" for c in columns)
+        else:
+            cells = " & ".join(_tex_ours(row, c) for c in columns)
         out.append(f"{_tex_escape(row.model)} & {enc} & {cells} \\\\")
     out += [r"\bottomrule", r"\end{tabular}", f"\\caption{{{_tex_escape(title)}. " + _tex_escape(" ".join(footnotes)) + "}", r"\end{table}"]
     return "\n".join(out) + "\n"
@@ -173,9 +208,10 @@ def describe_runs(records: list[dict]) -> list[str]:
     ]
 
 
-def write_table(name: str, title: str, rows: list[Row], footnotes: list[str], out_dir: Path, columns: list[str]) -> tuple[Path, Path]:
+def write_table(name: str, title: str, rows: list[Row], footnotes: list[str], out_dir: Path, columns: list[str],
+                paper: bool = True) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     md, tex = out_dir / f"{name}.md", out_dir / f"{name}.tex"
-    md.write_text(markdown(title, rows, footnotes, columns))
-    tex.write_text(latex(title, rows, footnotes, columns))
+    md.write_text(markdown(title, rows, footnotes, columns, paper))
+    tex.write_text(latex(title, rows, footnotes, columns, paper))
     return md, tex
