@@ -159,7 +159,9 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
                  "dev_loss": dev_loss, **{f"dev_{k}": v for k, v in dev_scores.items()}, **stats}
         state["history"].append(entry)
         logger.log(entry, step=state["step"])
-        say(f"epoch {epoch + 1}: dev {select} {dev_scores[select]:.4f} (loss {dev_loss:.4f}){' *best*' if improved else ''}; {epoch_seconds:.1f}s")
+        # Both losses: a ranker's dev loss is 0 by construction (dev batches hold no sampled pairs).
+        say(f"epoch {epoch + 1}: dev {select} {dev_scores[select]:.4f} (train loss {entry['train_loss']:.4f}, dev loss {dev_loss:.4f})"
+            f"{' *best*' if improved else ''}; {epoch_seconds:.1f}s")
         if improved:
             state.update(best=dev_scores[select], best_epoch=epoch + 1, bad_epochs=0, best_dev=dev_scores)
             checkpoint.save(run_dir / checkpoint.BEST, model=model.state_dict())
