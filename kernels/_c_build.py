@@ -24,6 +24,42 @@ BASE_FLAGS = (
 NATIVE_TARGETS = (["-march=native", "-mprefer-vector-width=512"], ["-march=native"], [])
 
 
+def c_prelude(exp_name: str = "exp_f32", rint_rounding: bool = False) -> str:
+    """The C every compiled piece starts with: headers, INLINE and a vectorisable e^a.
+
+    e^a is Cephes' expf to about 2 ulp. Its rounding of a * log2(e) to an integer is
+    the (v + 1.5 * 2^23) - 1.5 * 2^23 trick unless ``rint_rounding``: a piece built with
+    -fassociative-math (the MZU's) must use rintf, since that flag folds the trick to v.
+    """
+    if rint_rounding:
+        rounded = "__builtin_rintf(a * 1.44269504088896341f)"
+    else:
+        rounded = "(a * 1.44269504088896341f + 12582912.0f) - 12582912.0f"
+    return r"""
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE float EXP_NAME(float a) {
+    a = __builtin_fminf(__builtin_fmaxf(a, -87.0f), 88.0f);
+    float n = ROUNDED;
+    float r = a - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+""".replace("EXP_NAME", exp_name).replace("ROUNDED", rounded)
+
+
 def compiler() -> str | None:
     """The C compiler (``$CC``, else ``cc``), or None where there is none."""
     return shutil.which(os.environ.get("CC", "cc"))

@@ -18,31 +18,8 @@ import torch
 
 from rnnbench.kernels import _c_build
 
-_C_PRELUDE = r"""
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-#define INLINE static inline __attribute__((always_inline))
-
-/* e^a to about 2 ulp (Cephes expf), written so the compiler can vectorise it. The
-   rounding to an integer is rintf, not the (v + 1.5 * 2^23) - 1.5 * 2^23 of the LSTM
-   cell: -fassociative-math (below) would fold that to v. */
-INLINE float exp_f32(float a) {
-    a = __builtin_fminf(__builtin_fmaxf(a, -87.0f), 88.0f);
-    float n = __builtin_rintf(a * 1.44269504088896341f);
-    float r = a - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-}
+# rintf rounding: this piece is built with -fassociative-math (see _c_build.c_prelude).
+_C_PRELUDE = _c_build.c_prelude("exp_f32", rint_rounding=True) + r"""
 INLINE double exp_f64(double a) { return exp(a); }
 INLINE float sqrt_f32(float a) { return sqrtf(a); }
 INLINE double sqrt_f64(double a) { return sqrt(a); }

@@ -168,29 +168,7 @@ def _last_dim_contiguous(t: torch.Tensor | None) -> torch.Tensor | None:
 # Work is one (batch range, channel range) tile per call; the channel loop is
 # innermost and contiguous so the compiler vectorises it, and the flag-specialised
 # row functions are forced inline so each flag combination compiles branch-free.
-_C_PRELUDE = r"""
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-#define INLINE static inline __attribute__((always_inline))
-
-/* e^a to about 2 ulp (Cephes expf), written so the compiler can vectorise it. */
-INLINE float exp_approx(float a) {
-    a = __builtin_fminf(__builtin_fmaxf(a, -87.0f), 88.0f);
-    float n = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = a - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-}
+_C_PRELUDE = _c_build.c_prelude("exp_approx") + r"""
 INLINE float sigmoid_f(float a) { return 1.0f / (1.0f + exp_approx(-a)); }
 INLINE double sigmoid_d(double a) { return 1.0 / (1.0 + exp(-a)); }
 
