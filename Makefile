@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 clean
+.PHONY: help install run test test-fast tables table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -49,11 +49,19 @@ table-rcrn-8: $(STAMP)  ## RCRN Table 8 (WikiQA, TrecQA; with and without attent
 table-rcrn-9: $(STAMP)  ## RCRN Table 9 (NarrativeQA span; needs qaps.csv + summaries.csv)
 	$(PY) scripts/make_table.py rcrn_table9 rcrn_table9_3l
 
-table-dcu-1: $(STAMP)  ## DCU Table 1 (RACE; sim_dcu, dcu, lstm1 at 250d, 3 seeds): write results/dcu_table1.{md,tex}
-	$(PY) scripts/make_table.py dcu_table1
+table-dcu-1: $(STAMP)  ## DCU Table 1 (RACE; sim_dcu, dcu, lstm1 at 250d, 3 seeds; plus the small rows): write results/dcu_table1.{md,tex}
+	$(PY) scripts/make_table.py dcu_table1 dcu_table1_small
+
+table-dcu-1-small: $(STAMP)  ## DCU Table 1, only the CPU-sized "small" runs (100d, half an epoch), then the whole table
+	$(PY) scripts/make_table.py dcu_table1_small
+	$(PY) scripts/make_table.py dcu_table1 dcu_table1_small --no-run
 
 table-dcu-3: $(STAMP)  ## DCU Table 3 (NarrativeQA span; needs qaps.csv + summaries.csv)
 	$(PY) scripts/make_table.py dcu_table3 dcu_table3_150d dcu_table3_dculstm
+
+table-synthetic: $(STAMP)  ## our synthetic span and pointer-copy tasks (minutes per run): write results/synthetic_*.{md,tex}
+	$(PY) scripts/make_table.py synthetic_span_copy
+	$(PY) scripts/make_table.py synthetic_pointer_copy synthetic_pointer_copy_no_pointer
 
 table-dcu-2: $(STAMP)  ## DCU Table 2 (SearchQA span; needs searchqa/data_json)
 	$(PY) scripts/make_table.py dcu_table2 dcu_table2_150d dcu_table2_dculstm
@@ -64,8 +72,12 @@ table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA 
 table-fhe-7: $(STAMP)  ## FHE Table 7 (MS MARCO v1.1, generative, and the no-pointer ablation; needs the MS MARCO files)
 	$(PY) scripts/make_table.py fhe_table7 fhe_table7_no_pointer
 
-table-mzu-1: $(STAMP)  ## MZU Table 1 (PTB characters, BPC): run what is missing, write results/mzu_table1.{md,tex}
-	$(PY) scripts/make_table.py mzu_table1
+table-mzu-1: $(STAMP)  ## MZU Table 1 (PTB characters, BPC; plus the small rows): run what is missing, write results/mzu_table1.{md,tex}
+	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu
+
+table-mzu-1-small: $(STAMP)  ## MZU Table 1, only the CPU-sized "small" runs (lstm1 256, capMZU+DT 128), then the whole table
+	$(PY) scripts/make_table.py mzu_table1_small_lstm mzu_table1_small_mzu
+	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu --no-run
 
 table-mzu-2: $(STAMP)  ## MZU Table 2 (text8, BPC; needs the text8 file)
 	$(PY) scripts/make_table.py mzu_table2
@@ -76,7 +88,7 @@ table-mzu-3: $(STAMP)  ## MZU Table 3 (number of zones, PTB characters)
 table-mzu-4: $(STAMP)  ## MZU Table 4 (ablation: without / with deep transition, PTB characters)
 	$(PY) scripts/make_table.py mzu_table4_nodt mzu_table4_dt
 
-tables: table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4  ## every table target
+tables: table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4  ## every table target
 
 clean:  ## remove caches and run outputs (not results/)
 	rm -rf .cache runs .pytest_cache
