@@ -33,3 +33,15 @@ def real_data() -> Path:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models and tensors run fastest on one thread: more intra-op threads only add
+    hand-offs, and crawl on a shared machine. Use with ``pytestmark`` or as an argument."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -18,3 +18,21 @@ def smoke_config(tmp_path: Path, *overrides: str):
 def run_train_py(args: list[str], env_extra: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", **(env_extra or {})}
     return subprocess.run([sys.executable, str(REPO / "train.py"), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def parameters_without_gradient(module) -> list[str]:
+    """Names of trainable parameters that a backward pass left without a nonzero gradient."""
+    import torch
+
+    return [n for n, p in module.named_parameters() if p.requires_grad and (p.grad is None or not torch.any(p.grad != 0))]
+
+
+def assert_scores_independent_of_batching(model, batch_of, examples, rtol=1e-4, atol=1e-5):
+    """Each example's logits are the same batched with the others (longer ones pad it) as alone."""
+    import torch
+
+    with torch.no_grad():
+        together = model(batch_of(examples))[0].logits
+        for i, example in enumerate(examples):
+            alone = model(batch_of([example]))[0].logits
+            torch.testing.assert_close(together[i], alone[0], rtol=rtol, atol=atol)

@@ -268,15 +268,6 @@ class MarkerModel(nn.Module):
         return torch.log_softmax(self.out(torch.bmm(weights.unsqueeze(1), enc.states).squeeze(1)), -1), enc
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny models run fastest, and least disturbed by other work, on one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_reinforce_opens_the_gate_where_the_answer_is(one_thread):
     torch.manual_seed(0)
     model = MarkerModel()

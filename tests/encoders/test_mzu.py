@@ -13,16 +13,9 @@ from rnnbench.encoders.base import lengths_of, reverse_padded
 from rnnbench.encoders.mzu import MZU
 from rnnbench.kernels import mzu_transition as op
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 COMPOSITIONS = ["sat", "gcn", "cap"]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These tensors are tiny: intra-op threads only add hand-offs (seconds on a busy machine)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def cos(a, b):

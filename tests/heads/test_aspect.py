@@ -13,6 +13,7 @@ from rnnbench.encoders.build import build_encoder, known_encoders
 from rnnbench.heads.aspect import AspectHead
 from rnnbench.training.loop import fit
 from rnnbench.training.model import TaskModel
+from tests.helpers import assert_scores_independent_of_batching, parameters_without_gradient
 
 EMB, VOCAB, CLASSES, QUESTION = 12, 40, 4, 6
 FIELDS = ["tokens", "aspect"]
@@ -94,19 +95,14 @@ def test_context_given_to_the_encoder(question_dim, expected):
 def test_prediction_does_not_depend_on_batch_padding(name):
     """An example scores the same alone as batched with a longer sentence and a longer aspect."""
     model = make_model(name).eval()
-    with torch.no_grad():
-        together = model(batch_of([SHORT, LONG, MIDDLE]))[0].logits
-        for i, example in enumerate([SHORT, LONG, MIDDLE]):
-            alone = model(batch_of([example]))[0].logits
-            torch.testing.assert_close(together[i], alone[0], rtol=1e-4, atol=1e-5)
+    assert_scores_independent_of_batching(model, batch_of, [SHORT, LONG, MIDDLE])
 
 
 def test_gradients_reach_every_parameter():
     model = make_model(question_dim=0).train()
     _, loss = model(batch_of([SHORT, LONG, MIDDLE]))
     loss.backward()
-    missing = [n for n, p in model.named_parameters() if p.grad is None or not torch.any(p.grad != 0)]
-    assert not missing, f"no gradient reaches {missing}"
+    assert not parameters_without_gradient(model)
 
 
 def test_conditional_encoder_trains_the_context_projection():

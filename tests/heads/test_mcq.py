@@ -225,15 +225,6 @@ def synthetic(n, seed):
     return out
 
 
-@pytest.fixture
-def one_thread():
-    """Small models run fastest on one thread (and several threads crawl on a shared machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.mark.parametrize("features", [{"overlap": False}, {"exact_match": False}])
 def test_learns_a_passage_matching_task(features, one_thread):
     """Through the exact-match input features alone (encoder, bi-attention, pooling, scorer),

@@ -11,6 +11,7 @@ from rnnbench.encoders.base import EncoderOutput
 from rnnbench.encoders.build import build_encoder, known_encoders
 from rnnbench.heads.pair_classifier import Highway, PairClassifierHead, combine_encoder_outputs
 from rnnbench.training.model import TaskModel
+from tests.helpers import assert_scores_independent_of_batching, parameters_without_gradient
 
 EMB, VOCAB, CLASSES = 12, 40, 3
 FIELDS = ["premise", "hypothesis"]
@@ -75,11 +76,7 @@ def test_comparison_features_without_projection():
 def test_prediction_does_not_depend_on_batch_padding(name):
     """An example scores the same alone as batched with longer premises and hypotheses."""
     model = make_model(name).eval()
-    with torch.no_grad():
-        together = model(batch_of([SHORT, LONG, MIDDLE]))[0].logits
-        for i, example in enumerate([SHORT, LONG, MIDDLE]):
-            alone = model(batch_of([example]))[0].logits
-            torch.testing.assert_close(together[i], alone[0], rtol=1e-4, atol=1e-5)
+    assert_scores_independent_of_batching(model, batch_of, [SHORT, LONG, MIDDLE])
 
 
 def test_swapping_the_sentences_changes_the_features():
@@ -95,8 +92,7 @@ def test_gradients_reach_every_parameter():
     model = make_model().train()
     _, loss = model(batch_of([SHORT, LONG, MIDDLE]))
     loss.backward()
-    missing = [n for n, p in model.named_parameters() if p.grad is None or not torch.any(p.grad != 0)]
-    assert not missing, f"no gradient reaches {missing}"
+    assert not parameters_without_gradient(model)
     assert torch.all(model.embedding.weight.grad[0] == 0)  # padding row
 
 

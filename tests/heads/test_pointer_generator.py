@@ -14,20 +14,14 @@ from rnnbench.encoders.fhe import FHE
 from rnnbench.encoders.lstm import LSTMEncoder
 from rnnbench.heads.pointer_generator import EOS, UNK, PointerGeneratorHead
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 FIELDS = ["passage", "question", "answer_tokens"]
 E, Q = 12, 8
 # Frequent words first (the task Vocab is sorted by frequency): with shortlist_size=3 the
 # shortlist is "the a of"; w0..w29 are outside it and can only be copied.
 WORDS = [f"w{i}" for i in range(30)]
 VOCAB = Vocab(["the", "a", "of"] + WORDS, lowercase=False)
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: more threads only add contention on a shared machine
-    yield
-    torch.set_num_threads(threads)
 
 
 def make(encoder: str = "bilstm", seed: int = 0, **options):

@@ -15,6 +15,8 @@ import torch  # noqa: E402
 
 from rnnbench.kernels import fhe_upper as op  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("nan_allocations")
+
 FAST = ["gather", "cpu", "triton"]
 NAMES = ["x", "w_ih", "w_hh", "b_ih", "b_hh"]
 
@@ -31,23 +33,6 @@ CASES = [
     ([7, 3, 5, 1], "open", 4, 20),
     ([9, 9], "open", 3, 17),
 ]
-
-
-@pytest.fixture(autouse=True)
-def nan_allocations(monkeypatch):
-    """Every floating tensor allocated with torch.empty(_like) starts as NaN, so an
-    output element an implementation fails to write shows up as NaN."""
-    empty, empty_like = torch.empty, torch.empty_like
-
-    def poisoned(allocate):
-        def allocate_nan(*args, **kwargs):
-            t = allocate(*args, **kwargs)
-            return t.fill_(float("nan")) if t.is_floating_point() else t
-
-        return allocate_nan
-
-    monkeypatch.setattr(torch, "empty", poisoned(empty))
-    monkeypatch.setattr(torch, "empty_like", poisoned(empty_like))
 
 
 def problem(lengths, pattern, I, H, dtype=torch.float32, seed=0):

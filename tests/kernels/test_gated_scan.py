@@ -16,26 +16,11 @@ import torch  # noqa: E402
 
 from rnnbench.kernels import gated_scan as op  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("nan_allocations")
+
 FAST = ("cpu", "triton")
 TOLERANCE = {torch.float32: dict(atol=1e-5, rtol=1e-5), torch.bfloat16: dict(atol=3e-2, rtol=3e-2)}
 INPUTS = ("f", "x", "o", "c0")
-
-
-@pytest.fixture(autouse=True)
-def nan_allocations(monkeypatch):
-    """Every floating tensor allocated with torch.empty(_like) starts as NaN, so an
-    output element an implementation fails to write shows up as NaN."""
-    empty, empty_like = torch.empty, torch.empty_like
-
-    def poisoned(allocate):
-        def allocate_nan(*args, **kwargs):
-            t = allocate(*args, **kwargs)
-            return t.fill_(float("nan")) if t.is_floating_point() else t
-
-        return allocate_nan
-
-    monkeypatch.setattr(torch, "empty", poisoned(empty))
-    monkeypatch.setattr(torch, "empty_like", poisoned(empty_like))
 
 
 def make_case(B, T, D, lengths, *, logits, has_o=True, has_c0=True, dtype=torch.float32, seed=0):

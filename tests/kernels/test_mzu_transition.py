@@ -14,6 +14,8 @@ import torch
 from rnnbench.kernels import _mzu_fused
 from rnnbench.kernels import mzu_transition as op
 
+pytestmark = pytest.mark.usefixtures("nan_allocations", "one_thread")
+
 IMPLS = ["hoisted", "fused", "fused_torch_ops"]
 HIDDEN = 16
 COMPOSITIONS = ["sat", "gcn", "cap"]
@@ -27,32 +29,6 @@ CASES = [
     ([7], 1, False),
     ([3, 0, 2], 2, False),
 ]
-
-
-@pytest.fixture(autouse=True)
-def nan_allocations(monkeypatch):
-    """Every floating tensor allocated with torch.empty(_like) starts as NaN, so an
-    output element an implementation fails to write shows up as NaN."""
-    empty, empty_like = torch.empty, torch.empty_like
-
-    def poisoned(allocate):
-        def allocate_nan(*args, **kwargs):
-            t = allocate(*args, **kwargs)
-            return t.fill_(float("nan")) if t.is_floating_point() else t
-
-        return allocate_nan
-
-    monkeypatch.setattr(torch, "empty", poisoned(empty))
-    monkeypatch.setattr(torch, "empty_like", poisoned(empty_like))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: intra-op threads only add hand-offs."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def run(impl, x, mask, transition, drop=None):
