@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import statistics
 import sys
 from pathlib import Path
 
@@ -60,6 +61,15 @@ def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str], pap
     return notes
 
 
+def dev_footnote(dev: dict[tuple, dict[str, list[float]]], digits: int) -> str:
+    """Our dev scores at the selected epoch (mean over seeds): the split a run selects on."""
+    parts = []
+    for (enc, variant), cells in dev.items():
+        name = f"`{enc}`" + (f" ({variant})" if variant else "")
+        parts.append(name + " " + ", ".join(f"{c} {statistics.fmean(v):.{digits}f}" for c, v in cells.items()))
+    return "Dev, at the selected epoch (mean over seeds): " + "; ".join(parts) + "."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiments", nargs="+", metavar="experiment",
@@ -91,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Assemble from whatever has finished now (a parallel copy may have finished more).
     ours: dict[tuple, dict[str, list[float]]] = {}
+    dev: dict[tuple, dict[str, list[float]]] = {}  # the same cells on the dev split, for a footnote
     records_by_task: dict[str, list[dict]] = {}
     columns: list[str] = []
     for _, cfg, jobs in plans:
@@ -104,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             cells = ours.setdefault((enc, cfg.table.variant), {})
             for column, metric in mapping.items():
                 cells.setdefault(column, []).append(record["test"][metric] * cfg.table.scale)
+                if metric in record.get("dev", {}):
+                    dev.setdefault((enc, cfg.table.variant), {}).setdefault(column, []).append(record["dev"][metric] * cfg.table.scale)
     first = plans[0][1]
     table = ours_only_table(first.table.caption) if first.table.caption else paper_table(first.table.name)
     has_paper = not table.get("ours_only")
@@ -111,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
     notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans], has_paper)
+    if dev:
+        notes.insert(len(notes) - has_paper, dev_footnote(dev, first.table.digits))
     md, tex = write_table(first.table.name, title, rows, notes, Path(first.paths.results_dir), columns, has_paper)
     print(md.read_text())
     print(f"wrote {md} and {tex}")

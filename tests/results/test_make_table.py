@@ -25,6 +25,8 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     assert md.startswith("# Synthetic span copy (ours)")
     assert "| bilstm | `bilstm` |" in md and "(n=1)" in md
     assert "Paper:" not in md and "- Generated data (task span_copy, reader seed 1234)" in md
+    assert "- Dev, at the selected epoch (mean over seeds): `bilstm` EM " in md
+    assert "epochs of at most 3 batches" in md
     assert (tmp_path / "results" / "synthetic_span_copy.tex").exists()
 
     assert main(["synthetic_span_copy", *overrides]) == 0  # finished runs are not run again

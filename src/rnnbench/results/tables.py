@@ -199,7 +199,9 @@ def describe_runs(records: list[dict]) -> list[str]:
     return [
         f"Ours: test split, best epoch chosen on dev; embeddings {records[0]['embedding']} "
         f"({'frozen' if cfg['task'].get('freeze_embeddings') else 'trained'}); seeds {', '.join(map(str, seeds))}.",
-        f"Training: at most {cfg['trainer']['epochs']} epochs, early stopping patience {cfg['trainer']['patience']}; "
+        f"Training: at most {cfg['trainer']['epochs']} epochs"
+        + (f" of at most {cfg['trainer']['max_batches']} batches" if cfg["trainer"].get("max_batches") else "")
+        + f", early stopping patience {cfg['trainer']['patience']}; "
         f"epochs run {epochs}, best epochs {best}; {cfg['trainer']['optimizer']} lr {cfg['trainer']['lr']}, batch {cfg['trainer']['batch_size']}; "
         f"{train_sizes[0]} training examples.",
         f"Hardware: {hw.get('cpu', hw.get('gpu', '?'))}, {hw.get('cpu_count')} cores, device {hw['device']}, torch {hw['torch']}; code {', '.join(c[:12] for c in commits)}.",
