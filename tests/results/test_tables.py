@@ -71,11 +71,12 @@ def test_our_baselines_without_a_paper_row_are_appended():
 
 
 def test_a_paper_model_in_our_own_setting_is_labelled_as_our_variant():
-    table = {"rows": [{"model": "capMZU+DT (ours)", "encoder": "mzu_cap", "values": {"BPC": 1.181}}]}
+    table = {"rows": [{"model": "capMZU+DT (ours)", "encoder": "mzu_cap", "values": {"BPC": 1.181}},
+                      {"model": "capMZU ensemble", "encoder": "mzu_cap", "variant": "ensemble", "values": {"BPC": 1.1}}]}
     rows = build_rows(table, ["BPC"], {("mzu_cap", "small"): {"BPC": [2.2]}}, {"mzu_cap"}, digits=3)
-    assert [r.model for r in rows] == ["capMZU+DT (ours)", "capMZU+DT (ours) (small variant, ours)"]
+    assert [r.model for r in rows] == ["capMZU+DT (ours)", "capMZU ensemble", "capMZU+DT (ours) (small variant, ours)"]
     assert rows[0].status == NO_RUNS  # the paper's row is not filled by a run of another size
-    assert rows[1].paper == {"BPC": None}
+    assert rows[2].paper == {"BPC": None}
 
 
 def test_a_table_no_paper_printed_lists_our_encoders_with_our_columns_only():

@@ -88,7 +88,10 @@ def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None
     # paper did not run (bilstm in MZU Table 6), a paper model in our own setting (capMZU "small"), or
     # every row of a table no paper printed.
     listed = {(r.get("encoder"), r.get("variant")) for r in table["rows"]}
-    paper_model = {r["encoder"]: r["model"] for r in table["rows"] if r.get("encoder")}
+    paper_model: dict[str, str] = {}  # encoder -> the paper's name for it, from its plain (variant-less) row first
+    for r in sorted(table["rows"], key=lambda r: r.get("variant") is not None):
+        if r.get("encoder"):
+            paper_model.setdefault(r["encoder"], r["model"])
     for (enc, variant), cells in ours.items():
         values = {c: v for c, v in cells.items() if c in columns and v}
         if (enc, variant) in listed or not values:
