@@ -24,7 +24,8 @@ from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
-from rnnbench.results.tables import build_rows, column_metrics, describe_runs, ours_only_table, paper_table, table_title, write_table
+from rnnbench.results.tables import (PAPER_NOTE, build_rows, column_metrics, describe_runs, ours_only_table, paper_table,
+                                     table_title, write_table)
 from rnnbench.run import train
 
 
@@ -49,15 +50,16 @@ def run_missing(experiment: str, jobs: dict) -> int:
     return 0
 
 
-def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str], paper: bool = True) -> list[str]:
+def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str], dev: dict, digits: int, paper: bool) -> list[str]:
     notes: list[str] = [] if records_by_task else ["No finished runs yet."]
     for task, records in records_by_task.items():
-        lines = describe_runs(records)
         prefix = f"{task}: " if len(records_by_task) > 1 else ""
-        notes += [prefix + line for line in lines if not line.startswith("Paper:")]
+        notes += [prefix + line for line in describe_runs(records)]
     notes += [n for n in dict.fromkeys(data_notes) if n]
+    if dev:
+        notes.append(dev_footnote(dev, digits))
     if paper:
-        notes.append("Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.")
+        notes.append(PAPER_NOTE)
     return notes
 
 
@@ -123,9 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = build_rows(table, columns, ours, built, first.table.digits)
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
-    notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans], has_paper)
-    if dev:
-        notes.insert(len(notes) - has_paper, dev_footnote(dev, first.table.digits))
+    notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans], dev, first.table.digits, has_paper)
     md, tex = write_table(first.table.name, title, rows, notes, Path(first.paths.results_dir), columns, has_paper)
     print(md.read_text())
     print(f"wrote {md} and {tex}")

@@ -18,6 +18,7 @@ NOT_OURS = "not an rnnbench encoder"
 NOT_BUILT = "not built yet"
 NO_RUNS = "no finished runs"
 NOT_IN_PAPER = "our baseline, not in the paper"
+PAPER_NOTE = "Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/."
 OUR_VARIANT = "variant, ours"  # a paper model run in our own setting (e.g. a CPU-sized "small")
 
 
@@ -209,7 +210,6 @@ def describe_runs(records: list[dict]) -> list[str]:
         f"{train_sizes[0]} training examples.",
         f"Hardware: {hw.get('cpu', hw.get('gpu', '?'))}, {hw.get('cpu_count')} cores, device {hw['device']}, torch {hw['torch']}; code {', '.join(c[:12] for c in commits)}.",
         *[f"Metric {k}: {v}." for k, v in sorted(records[0].get("metric_implementations", {}).items())],
-        "Paper: numbers as printed in the paper (its own embeddings and hardware), from src/rnnbench/results/paper_numbers/.",
     ]
 
 
