@@ -19,20 +19,11 @@ config is used there.
 """
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
-
-def _configs() -> list[triton.Config]:
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return [triton.Config({"BLOCK_H": 16}, num_warps=1)]
-    return [
-        triton.Config({"BLOCK_H": block}, num_warps=warps)
-        for block, warps in ((32, 1), (64, 1), (128, 1), (128, 2), (256, 2), (256, 4), (512, 4))
-    ]
+from rnnbench.kernels._lstm_cell_triton import _configs  # the same hidden-size blocks as the LSTM cell
 
 
 @triton.autotune(configs=_configs(), key=["H"])
