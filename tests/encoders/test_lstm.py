@@ -92,3 +92,28 @@ def test_padded_run_equals_packed_run(cell, bidirectional):
     params = [x, *rnn.parameters()]
     for a, b in zip(torch.autograd.grad(packed.pow(2).sum(), params), torch.autograd.grad(padded.pow(2).sum(), params)):
         torch.testing.assert_close(b, a, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("input_size", [4, 6], ids=["input-equals-hidden", "projected-first-layer"])
+def test_res_v2_sends_the_recurrent_h_up_unchanged(input_size):
+    """Res-V2 (LSTM baseline paper): h_t = o_t * tanh(c_t) + x_t, and the same h_t goes to the
+    next layer as to the next step: the encoder adds no second copy of the layer input."""
+    torch.manual_seed(0)
+    enc = LSTMEncoder(input_size, hidden_size=4, num_layers=2, bidirectional=False, residual="v2").eval()
+    x, mask = _batch([5, 3], size=input_size)
+    h = x
+    for layer in enc.layers:
+        rnn = layer.rnn
+        lateral = h if layer.lateral_proj is None else layer.lateral_proj(h)
+        h = residual_lstm.reference(h, lateral, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0)
+    assert enc.layers[1].lateral_proj is None  # 4 -> 4: the lateral term is x_t itself
+    torch.testing.assert_close(enc(x, mask).states, h)
+
+
+def test_res_v2_bidirectional_layers_stack_without_the_v1_sum():
+    """Bidirectional Res-V2 with projected lateral terms: each layer's output (which holds its
+    residual already) is the next layer's input as it is."""
+    enc = LSTMEncoder(6, hidden_size=4, num_layers=2, residual="v2").eval()
+    x, mask = _batch([5, 3], size=6)
+    expected = enc.layers[1](enc.layers[0](x, mask), mask)
+    torch.testing.assert_close(enc(x, mask).states, expected)

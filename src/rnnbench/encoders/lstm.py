@@ -9,10 +9,12 @@ Options (config keys of conf/encoder/bilstm.yaml and 3l_bilstm.yaml):
   dropout         inverted dropout on each layer's input (paper: SST 0.5, IMDb 0.7).
   shared_weights  one set of weights runs both directions (baseline paper).
   residual        none | v1 (each layer's input added to its output, where sizes
-                  match) | v2 (v1 plus the lateral h_t = o*tanh(c) + x_t, which changes
-                  the recurrence; runs kernels.residual_lstm). Where the layer input
-                  size differs from the hidden size, v2's lateral term uses a learned
-                  linear projection of x_t: our choice, the paper's layers match.
+                  match) | v2 (the paper's lateral residual h_t = o*tanh(c) + x_t, which
+                  changes the recurrence; runs kernels.residual_lstm). In v2 the same h_t
+                  goes to the next step and up to the next layer: the layer's output
+                  already holds x_t, so the v1 sum is not added on top. Where the layer
+                  input size differs from the hidden size, v2's lateral term uses a
+                  learned linear projection of x_t: our choice, the paper's layers match.
 """
 from __future__ import annotations
 
@@ -109,6 +111,11 @@ class RecurrentLayer(nn.Module):
 class LSTMEncoder(Encoder):
     """Stacked (bi)directional LSTM/GRU encoder; see the module docstring for options."""
 
+    # 2: residual=v2 no longer adds each layer's input twice (once in the recurrence, once
+    # more on the output). The version is per class, so it moves for every LSTMEncoder run,
+    # though only residual=v2 results changed.
+    version = 2
+
     def __init__(
         self,
         input_size: int,
@@ -144,7 +151,7 @@ class LSTMEncoder(Encoder):
         h = x
         for layer in self.layers:
             out = layer(self.dropout(h), mask)
-            if self.residual in ("v1", "v2") and out.shape[-1] == h.shape[-1]:
+            if self.residual == "v1" and out.shape[-1] == h.shape[-1]:
                 out = out + h
             h = zero_padding(out, mask)
         return EncoderOutput(states=h)
