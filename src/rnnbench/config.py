@@ -7,7 +7,7 @@ not have). Registered with Hydra's ConfigStore as ``config_schema``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
 
@@ -51,13 +51,30 @@ class TrainerConf:
     mc_dropout_samples: int = 0  # LSTM baseline paper: 60 at test time; 0 = off
     mc_dropout_combine: str = "vote"  # vote | mean
     progress: bool = True
+    kernel_impl: str = "auto"  # auto | reference | cpu | triton: which implementation of the recurrence kernels runs
 
 
 @dataclass
 class LoggerConf:
-    kind: str = "none"  # none | csv | wandb
+    kind: str = "none"  # none | csv | tensorboard | wandb
+    log_every_n_steps: int = 50  # the training loss every n steps as well as each epoch's metrics; 0 = per epoch only
     project: str = "rnnbench"
     mode: str = "offline"  # wandb mode unless WANDB_MODE is set
+
+
+@dataclass
+class ProtocolConf:
+    """How a table's sweep compares encoders (``make table-...`` applies it; README "Comparison protocol").
+
+    Every encoder gets the same budget: its learning rate is chosen from ``lr_grid`` on the
+    mean dev score of the first ``select_seeds`` seeds (test is never looked at), then the
+    remaining ``seeds`` run at the chosen rate. Epoch cap and patience are the config's."""
+
+    seeds: List[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])  # paired: a seed gives every encoder the same data order
+    lr_grid: List[float] = field(default_factory=list)  # empty: the config's trainer.lr only
+    select_seeds: int = 2
+    confidence: float = 0.95  # of the intervals in the table and the claims ledger
+    bootstrap_samples: int = 10000  # paired bootstrap over test items
 
 
 @dataclass
@@ -78,6 +95,7 @@ class TableConf:
     data_note: str = ""  # footnote: what data our runs used (partial data, substitutes)
     digits: int = 1  # decimals shown
     caption: Optional[str] = None  # set only for a table no paper printed (our synthetic tasks); name is then ours
+    protocol: ProtocolConf = field(default_factory=ProtocolConf)
 
 
 @dataclass

@@ -33,6 +33,7 @@ class Reader:
     hub_id: str | None = None
     label_names: list[str] = []
     raw_fields: tuple[str, ...] = ()  # lists of strings that are not text to encode (reference answers)
+    version: int = 1  # bump when a change alters the records read (part of the run identity)
 
     def options(self) -> dict:
         """Options that change the records (part of the cache key)."""

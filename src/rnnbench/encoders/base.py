@@ -39,6 +39,9 @@ class Encoder(nn.Module):
     """
 
     causal: bool = False
+    # Bump when a change alters what this encoder computes (part of the run identity:
+    # finished runs of the old version are then re-run, never mixed with new ones).
+    version: int = 1
 
     def __init__(self, input_size: int, output_size: int):
         super().__init__()

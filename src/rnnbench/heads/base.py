@@ -45,6 +45,7 @@ class HeadOutput:
 
 class Head(nn.Module):
     requires_causal_encoder = False
+    version: int = 1  # bump when a change alters results (part of the run identity)
 
     @staticmethod
     def encoder_input_size(embedding_dim: int, **options) -> int:

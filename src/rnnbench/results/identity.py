@@ -1,25 +1,61 @@
-"""Run identity: a hash of the resolved config minus keys that do not change the result."""
+"""Run identity: what a run computes from, hashed. Two runs share a folder only when
+they would produce the same numbers.
+
+The identity covers three things:
+- the resolved config, minus keys that do not change the result (``EXCLUDED``) and
+  minus options added later at the value that reproduces earlier results
+  (``NEUTRAL_DEFAULTS``, so adding an option does not invalidate finished runs);
+- the version of every component the run uses (``component_versions``): the
+  encoder, head and reader classes' ``version`` attribute and the training
+  pipeline's ``rnnbench.versions.TRAINING``. A change that alters a component's
+  results bumps its version, which moves every affected run to a new folder;
+- a fingerprint of the data actually read (``data_fingerprint``): the content
+  hash of each dataset and embedding file, so a run on a truncated copy is never
+  returned for the full data.
+"""
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
+from filelock import FileLock
+from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
-# Output locations, logging, progress display, thread count, device choice and the
-# table a run is filed under do not change what a run computes.
+from rnnbench import versions
+
+# Output locations, logging, progress display, device choice, checkpoint frequency and
+# the table a run is filed under do not change what a run computes. The thread count
+# does (float sums are ordered differently), so it is part of the identity.
 EXCLUDED = {
     ("paths",),
     ("logger",),
     ("experiment",),
     ("table",),
     ("trainer", "progress"),
-    ("trainer", "num_threads"),
     ("trainer", "device"),
     ("trainer", "checkpoint_every"),
     ("hydra",),
 }
+
+# Options added after runs were made, with the value that reproduces those runs: at that
+# value the key is left out of the identity. Register every new result-neutral option here.
+NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
+    ("trainer", "kernel_impl"): "auto",
+}
+
+# The config groups whose ``_target_`` class carries a ``version``.
+VERSIONED = {"encoder": ("encoder",), "head": ("task", "head"), "reader": ("task", "reader")}
+
+
+def _drop(resolved: dict, path: tuple[str, ...], only_if=None, check: bool = False) -> None:
+    node = resolved
+    for key in path[:-1]:
+        node = node.get(key, {}) if isinstance(node, dict) else {}
+    if isinstance(node, dict) and path[-1] in node and (not check or node[path[-1]] == only_if):
+        node.pop(path[-1])
 
 
 def identity_config(cfg: DictConfig) -> dict:
@@ -33,16 +69,95 @@ def identity_config(cfg: DictConfig) -> dict:
     resolved = OmegaConf.to_container(cfg, resolve=True)
     resolved.pop("hydra", None)
     for path in EXCLUDED:
-        node = resolved
-        for key in path[:-1]:
-            node = node.get(key, {}) if isinstance(node, dict) else {}
-        if isinstance(node, dict):
-            node.pop(path[-1], None)
+        _drop(resolved, path)
+    for path, neutral in NEUTRAL_DEFAULTS.items():
+        _drop(resolved, path, neutral, check=True)
     return resolved
 
 
+def component_versions(cfg: DictConfig) -> dict[str, str]:
+    """{component: "<class>:<version>"} for the encoder, head and reader, plus the training pipeline."""
+    out = {"training": str(versions.TRAINING)}
+    for name, path in VERSIONED.items():
+        node = cfg
+        for key in path:
+            node = node.get(key) if node is not None else None
+        target = node.get("_target_") if node is not None else None
+        if target:
+            out[name] = f"{target}:{getattr(get_class(target), 'version', 1)}"
+    return out
+
+
+def _file_digest(path: Path, cache: dict) -> str:
+    """sha256 of a file's bytes, remembered per (path, size, mtime) so it is read once."""
+    st = path.stat()
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    if key not in cache:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        cache[key] = digest.hexdigest()
+    return cache[key]
+
+
+def _path_digest(path: Path, cache: dict) -> str:
+    if path.is_dir():  # a folder of files (aclImdb, RACE's original layout): the digest of its listing and contents
+        parts = [f"{p.relative_to(path)}:{_file_digest(p, cache)}" for p in sorted(path.rglob("*")) if p.is_file()]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    if path.exists():
+        return _file_digest(path, cache)
+    return "missing"
+
+
+def data_inputs(cfg: DictConfig) -> dict[str, Path]:
+    """{name: path} of every file a run reads: the task's dataset files and the embeddings."""
+    from rnnbench.data.prepare import build_reader  # data knows nothing of results; this import stays local
+
+    root = Path(str(cfg.paths.data_dir))
+    reader = build_reader(cfg.task.reader)
+    inputs = {}
+    for path in reader.input_paths(root):
+        try:
+            inputs[str(path.relative_to(root))] = path
+        except ValueError:
+            inputs[str(path)] = path
+    if cfg.embedding.get("kind") == "glove" and cfg.embedding.get("path"):
+        inputs["embedding"] = Path(str(cfg.embedding.path))
+    return inputs
+
+
+def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
+    """{input name: sha256 of its content} ("missing" for an absent file); cached under paths.cache_dir."""
+    cache_file = Path(str(cfg.paths.cache_dir)) / "fingerprints.json"
+    cache: dict = {}
+    if cache_file.exists():
+        try:
+            cache = json.loads(cache_file.read_text())
+        except (OSError, ValueError):
+            cache = {}  # a damaged cache is only a cache: rebuild it
+    known = len(cache)
+    out = {name: _path_digest(path, cache) for name, path in data_inputs(cfg).items()}
+    if len(cache) != known:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(cache_file) + ".lock"):
+                merged = json.loads(cache_file.read_text()) if cache_file.exists() else {}
+                merged.update(cache)
+                tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(merged))
+                os.replace(tmp, cache_file)
+        except (OSError, ValueError):
+            pass  # an unwritable cache only costs re-hashing next time
+    return out
+
+
+def identity_parts(cfg: DictConfig) -> dict:
+    return {"config": identity_config(cfg), "versions": component_versions(cfg), "data": data_fingerprint(cfg)}
+
+
 def run_identity(cfg: DictConfig) -> str:
-    blob = json.dumps(identity_config(cfg), sort_keys=True, default=str)
+    blob = json.dumps(identity_parts(cfg), sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

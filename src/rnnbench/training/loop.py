@@ -20,7 +20,7 @@ from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.metrics import check_names
 from rnnbench.metrics import implementations as metric_implementations
-from rnnbench.results.identity import run_identity
+from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.training import checkpoint
 from rnnbench.training.evaluate import predict, score
@@ -114,6 +114,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         checkpoint.save(run_dir / checkpoint.LAST, model=model.state_dict(), optimizer=optimizer.state_dict(), state=state, rng=checkpoint.rng_state())
 
     logger = make_logger(cfg, run_dir, run_dir.name)
+    log_every = cfg.logger.get("log_every_n_steps") or 0  # 0: per epoch only
     select = cfg.task.select_metric
     lower_is_better = cfg.task.get("select_mode", "max") == "min"  # e.g. bits per character
     while state["epoch"] < t.epochs:
@@ -137,6 +138,8 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
             state.setdefault("losses", []).append(out.loss.item())
             state["batch"] += 1
             state["step"] += 1
+            if log_every and state["step"] % log_every == 0:  # the only extra host sync: on logging steps
+                logger.log({"train_loss_step": out.loss.item()}, step=state["step"])
             state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in fields))
             bar.set_postfix(loss=f"{loss.item():.3f}")
             if state["batch"] % t.checkpoint_every == 0:
@@ -179,7 +182,9 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     # Test once, with the best epoch's weights.
     model.load_state_dict(checkpoint.load(run_dir / checkpoint.BEST)["model"])
     torch.manual_seed(cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
+    test_started = time.perf_counter()
     preds, order, test_loss, test_stats = predict(model, test, data.fields, t.eval_batch_size, device, t.max_eval_batches, t.mc_dropout_samples, t.mc_dropout_combine)
+    test_seconds = time.perf_counter() - test_started
     raw_test = data.raw["test"]
     test_scores = score(cfg.task, preds, [raw_test[i] for i in order])
     write_lines_atomic(
@@ -194,6 +199,8 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "identity": run_identity(cfg),
+        "versions": component_versions(cfg),
+        "data_fingerprint": data_fingerprint(cfg),
         "run_dir": str(run_dir),
         "task": cfg.task.name,
         "encoder": cfg.encoder.name,
@@ -213,6 +220,9 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         "history": state["history"],
         "seconds_per_epoch": sum(h["train_seconds"] for h in epochs_run) / max(len(epochs_run), 1),
         "tokens_per_second": state["tokens"] / max(state["train_seconds"], 1e-9),
+        # Inference cost: the test pass (scoring excluded) over the examples it predicted.
+        "test_seconds": test_seconds,
+        "inference_seconds_per_example": test_seconds / max(len(preds), 1),
         "peak_memory_mb": (torch.cuda.max_memory_allocated() / 2**20) if device.type == "cuda" else peak_kb / 1024,
         "hardware": _hardware(device),
         "data": {"train": len(train), "dev": len(dev), "test": len(test), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
