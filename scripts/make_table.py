@@ -14,14 +14,15 @@ the table as "not built yet".
 from __future__ import annotations
 
 import argparse
-import itertools
 import statistics
 import sys
+import time
 from pathlib import Path
 
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError, RunInProgress
+from rnnbench.results import protocol
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
 from rnnbench.results.tables import (PAPER_NOTE, build_rows, column_metrics, describe_runs, ours_only_table, paper_table,
@@ -29,24 +30,61 @@ from rnnbench.results.tables import (PAPER_NOTE, build_rows, column_metrics, des
 from rnnbench.run import train
 
 
-def sweep_of(experiment: str, extra: list[str]) -> tuple[list[str], list[str]]:
+def sweep_of(experiment: str, extra: list[str]) -> list[str]:
+    """The encoders of an experiment's sweep (its ``hydra.sweeper.params.encoder``)."""
     cfg = compose_config([f"experiment={experiment}", *extra], return_hydra_config=True)
-    params = cfg.hydra.sweeper.params
-    return str(params.encoder).split(","), str(params.seed).split(",")
+    return str(cfg.hydra.sweeper.params.encoder).split(",")
 
 
-def run_missing(experiment: str, jobs: dict) -> int:
-    for (enc, seed), cfg in jobs.items():
-        if read_record(run_dir(cfg)) is not None:
-            continue
-        print(f"== {experiment}: {enc} seed {seed}", flush=True)
+def job_config(experiment: str, job: protocol.Job, extra: list[str]):
+    return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
+
+
+def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool) -> dict | None:
+    """The job's record: read it, else train the run. A run locked by another process is
+    skipped (``wait=False``) or waited for (polling) until its record appears."""
+    cfg = job_config(experiment, job, extra)
+    while True:
+        record = read_record(run_dir(cfg))
+        if record is not None:
+            return record
+        print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:
-            train(cfg)
-        except RunInProgress as exc:  # a second `make table-...` is running it: take the next job
-            print(f"skipped: {exc}", flush=True)
-        except RnnbenchError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            return train(cfg)
+        except RunInProgress as exc:  # a second `make table-...` is running it
+            if not wait:
+                print(f"skipped: {exc}", flush=True)
+                return None
+            time.sleep(20)
+
+
+def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool, run: bool) -> tuple[float | None, dict]:
+    """The encoder's learning rate under the protocol, and {lr: [dev scores]} it was chosen on
+    (None while a selection run is missing)."""
+    select, lower = base.task.select_metric, base.task.get("select_mode", "max") == "min"
+    dev_by_lr: dict[float, list[float]] = {}
+    for job in protocol.selection_jobs(encoder, base.table.protocol, base.trainer.lr):
+        record = ensure(experiment, job, extra, wait) if run else read_record(run_dir(job_config(experiment, job, extra)))
+        if record is None:
+            return None, dev_by_lr
+        dev_by_lr.setdefault(job.lr, []).append(record["dev"][select])
+    return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
+
+
+def run_missing(experiment: str, base, encoders: list[str], extra: list[str]) -> int:
+    """Run the protocol: every selection run first (two copies of this script share them),
+    then per encoder the remaining seeds at its chosen rate."""
+    try:
+        for enc in encoders:
+            for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
+                ensure(experiment, job, extra, wait=False)
+        for enc in encoders:
+            lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True)
+            for job in protocol.final_jobs(enc, base.table.protocol, lr):
+                ensure(experiment, job, extra, wait=False)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -87,17 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     built = set(known_encoders())
     plans = []
     for experiment in experiments:
-        encoders, seeds = sweep_of(experiment, overrides)
-        jobs = {(enc, seed): compose_config([f"experiment={experiment}", f"encoder={enc}", f"seed={seed}", *overrides])
-                for enc, seed in itertools.product(encoders, seeds) if enc in built}
-        plans.append((experiment, compose_config([f"experiment={experiment}", *overrides]), jobs))
+        encoders = [e for e in sweep_of(experiment, overrides) if e in built]
+        plans.append((experiment, compose_config([f"experiment={experiment}", *overrides]), encoders))
     names = {cfg.table.name for _, cfg, _ in plans}
     if len(names) != 1:
         print(f"error: these experiments fill different tables ({', '.join(sorted(names))}); give one table's experiments", file=sys.stderr)
         return 2
     if not args.no_run:
-        for experiment, _, jobs in plans:
-            code = run_missing(experiment, jobs)
+        for experiment, base, encoders in plans:
+            code = run_missing(experiment, base, encoders, overrides)
             if code:
                 return code
 
@@ -106,19 +142,24 @@ def main(argv: list[str] | None = None) -> int:
     dev: dict[tuple, dict[str, list[float]]] = {}  # the same cells on the dev split, for a footnote
     records_by_task: dict[str, list[dict]] = {}
     columns: list[str] = []
-    for _, cfg, jobs in plans:
+    for experiment, cfg, encoders in plans:
         mapping = column_metrics(cfg.table)
         columns += [c for c in mapping if c not in columns]
-        for (enc, _), run_cfg in jobs.items():
-            record = read_record(run_dir(run_cfg))
-            if record is None:
+        for enc in encoders:
+            lr, _ = chosen_lr(experiment, cfg, enc, overrides, wait=False, run=False)
+            if lr is None:
                 continue
-            records_by_task.setdefault(record["task"], []).append(record)
-            cells = ours.setdefault((enc, cfg.table.variant), {})
-            for column, metric in mapping.items():
-                cells.setdefault(column, []).append(record["test"][metric] * cfg.table.scale)
-                if metric in record.get("dev", {}):
-                    dev.setdefault((enc, cfg.table.variant), {}).setdefault(column, []).append(record["dev"][metric] * cfg.table.scale)
+            finished = [read_record(run_dir(job_config(experiment, protocol.Job(enc, int(s), lr, "final"), overrides)))
+                        for s in cfg.table.protocol.seeds]
+            for record in finished:
+                if record is None:
+                    continue
+                records_by_task.setdefault(record["task"], []).append(record)
+                cells = ours.setdefault((enc, cfg.table.variant), {})
+                for column, metric in mapping.items():
+                    cells.setdefault(column, []).append(record["test"][metric] * cfg.table.scale)
+                    if metric in record.get("dev", {}):
+                        dev.setdefault((enc, cfg.table.variant), {}).setdefault(column, []).append(record["dev"][metric] * cfg.table.scale)
     first = plans[0][1]
     table = ours_only_table(first.table.caption) if first.table.caption else paper_table(first.table.name)
     has_paper = not table.get("ours_only")
