@@ -1,15 +1,57 @@
 """Structured-config schemas: a typo in a key is an error that names the key.
 
+Names are enums (an unknown optimizer, logger, device or embedding kind is refused
+when the config is composed) and ``validate`` checks ranges and what the schema cannot
+express (unknown keys added with ``+``, the selection metric, CUDA, the runs folder)
+before any work starts: every problem is one ``ConfigError`` line naming the value.
+
 The task and encoder groups stay open dicts (each encoder has its own
 constructor arguments; Hydra still refuses an override of a key a config does
 not have). Registered with Hydra's ConfigStore as ``config_schema``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import difflib
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import StrEnum
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
+
+from rnnbench.errors import ConfigError, OutputNotWritable
+
+
+class Optimizer(StrEnum):
+    adam = "adam"
+    adadelta = "adadelta"
+    sgd = "sgd"
+
+
+class Device(StrEnum):
+    auto = "auto"
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class LoggerKind(StrEnum):
+    none = "none"
+    csv = "csv"
+    tensorboard = "tensorboard"
+    wandb = "wandb"
+
+
+class EmbeddingKind(StrEnum):
+    glove = "glove"
+    random = "random"
+
+
+class McCombine(StrEnum):
+    vote = "vote"
+    mean = "mean"
 
 
 @dataclass
@@ -23,12 +65,16 @@ class PathsConf:
 @dataclass
 class EmbeddingConf:
     name: str = "glove_6b_50d"
-    kind: str = "glove"  # glove | random
+    kind: EmbeddingKind = EmbeddingKind.glove
     path: Optional[str] = None  # GloVe text file: .txt, .txt.gz or the official .zip
     dim: int = 50
     freeze: Optional[bool] = None  # None: the task decides (task.freeze_embeddings)
     lowercase: bool = True  # GloVe 6B is lower-cased; 840B is cased
     dropout: float = 0.0
+    # A run stops before training when fewer than this share of its vocabulary (training
+    # split, specials excluded) has a vector in the file: a file of another width, cased
+    # vectors for a lower-cased vocabulary, the wrong language. Real tasks here: 0.89-0.98.
+    min_coverage: float = 0.5
 
 
 @dataclass
@@ -36,7 +82,7 @@ class TrainerConf:
     epochs: int = 10
     batch_size: int = 50
     eval_batch_size: int = 200
-    optimizer: str = "adam"  # adam | adadelta | sgd
+    optimizer: Optimizer = Optimizer.adam
     lr: float = 1e-3
     weight_decay: float = 0.0
     grad_clip: float = 5.0
@@ -46,17 +92,17 @@ class TrainerConf:
     truncate: Optional[int] = None  # cut every text to this many tokens (smoke runs, memory caps); None = keep all
     checkpoint_every: int = 200  # steps between mid-epoch checkpoints
     bucket_size: int = 100  # batches sorted by length within buckets of this many batches
-    device: str = "auto"  # auto | cpu | cuda
+    device: Device = Device.auto
     num_threads: Optional[int] = None  # torch CPU threads; None = torch's default
     mc_dropout_samples: int = 0  # LSTM baseline paper: 60 at test time; 0 = off
-    mc_dropout_combine: str = "vote"  # vote | mean
+    mc_dropout_combine: McCombine = McCombine.vote
     progress: bool = True
     kernel_impl: str = "auto"  # auto | reference | cpu | triton: which implementation of the recurrence kernels runs
 
 
 @dataclass
 class LoggerConf:
-    kind: str = "none"  # none | csv | tensorboard | wandb
+    kind: LoggerKind = LoggerKind.none
     log_every_n_steps: int = 50  # the training loss every n steps as well as each epoch's metrics; 0 = per epoch only
     project: str = "rnnbench"
     mode: str = "offline"  # wandb mode unless WANDB_MODE is set
@@ -109,6 +155,121 @@ class Config:
     seed: int = 1
     experiment: Optional[str] = None  # name of the paper table a sweep fills (conf/experiment)
     table: Optional[TableConf] = None
+
+
+# (key, lowest allowed value, what it is); None is allowed where the schema says Optional.
+RANGES = [
+    ("trainer.epochs", 1, "the number of training epochs"),
+    ("trainer.batch_size", 1, "examples per training batch"),
+    ("trainer.eval_batch_size", 1, "examples per evaluation batch"),
+    ("trainer.max_batches", 1, "training batches per epoch (null: the whole split)"),
+    ("trainer.max_eval_batches", 1, "evaluation batches (null: the whole split)"),
+    ("trainer.truncate", 1, "tokens kept per text (null: all)"),
+    ("trainer.checkpoint_every", 1, "batches between checkpoints"),
+    ("trainer.bucket_size", 1, "batches per length bucket"),
+    ("trainer.num_threads", 1, "torch CPU threads (null: torch's default)"),
+    ("trainer.patience", 0, "epochs without improvement before stopping (0: never)"),
+    ("trainer.mc_dropout_samples", 0, "Monte Carlo dropout samples (0: off)"),
+    ("trainer.lr", 0.0, "the learning rate"),
+    ("trainer.weight_decay", 0.0, "the weight decay"),
+    ("trainer.grad_clip", 0.0, "the gradient norm clip (0: off)"),
+    ("embedding.dim", 1, "the embedding width"),
+    ("embedding.dropout", 0.0, "the embedding dropout"),
+    ("embedding.min_coverage", 0.0, "the share of the vocabulary the embedding file must cover"),
+    ("logger.log_every_n_steps", 0, "steps between training-loss logs (0: per epoch only)"),
+]
+AT_MOST = {"embedding.dropout": (1.0, False), "embedding.min_coverage": (1.0, True)}
+
+
+def _unknown_keys(node, schema, where: str) -> None:
+    """Keys a ``+key=value`` override added to a node the schema types (Hydra composes them)."""
+    if node is None or not hasattr(node, "keys"):
+        return
+    known = {f.name: f for f in fields(schema)}
+    for key in node.keys():
+        if key == "hydra" and not where:  # present when composed with return_hydra_config
+            continue
+        if key not in known:
+            close = difflib.get_close_matches(str(key), list(known), n=1)
+            hint = f"did you mean {where}{close[0]}?" if close else f"known keys: {', '.join(known)}"
+            raise ConfigError(f"{where}{key}: unknown key ({hint}); remove it or fix its spelling")
+        typed = globals().get(str(known[key].type).removeprefix("Optional[").removesuffix("]"))
+        if is_dataclass(typed):
+            _unknown_keys(node.get(key), typed, f"{where}{key}.")
+
+
+def _select(cfg, key: str):
+    node = cfg
+    for part in key.split("."):
+        node = node.get(part) if node is not None else None
+    return node
+
+
+def _check_ranges(cfg) -> None:
+    for key, low, what in RANGES:
+        value = _select(cfg, key)
+        if value is None:
+            continue
+        high, inclusive = AT_MOST.get(key, (math.inf, True))
+        bad = not math.isfinite(value) if isinstance(value, float) else False
+        bad = bad or value < low or value > high or (value == high and not inclusive)
+        if bad:
+            bound = f"at least {low}" + (f" and {'at most' if inclusive else 'below'} {high}" if high != math.inf else "")
+            raise ConfigError(f"{key}={value}: {what} must be {bound}")
+
+
+def _check_task(cfg) -> None:
+    task = cfg.get("task")
+    if not task or "metrics" not in task:
+        return
+    from rnnbench.metrics import check_names  # metrics import their implementations: only when validating
+
+    metrics = list(task.metrics)
+    check_names(metrics)
+    subsets = list((task.get("metric_subsets") or {}).keys())
+    allowed = metrics + [f"{m}_{s}" for m in metrics for s in subsets]
+    select = task.get("select_metric")
+    if select not in allowed:
+        close = difflib.get_close_matches(str(select), allowed, n=1)
+        hint = f"did you mean task.select_metric={close[0]}?" if close else "set task.select_metric to one of them"
+        raise ConfigError(f"task.select_metric={select}: not one of this task's metrics ({', '.join(allowed)}); {hint}")
+    mode = task.get("select_mode", "max")
+    if mode not in ("max", "min"):
+        raise ConfigError(f"task.select_mode={mode}: must be max or min")
+
+
+def _check_device(cfg) -> None:
+    if str(cfg.trainer.device) != "cuda":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}, but no GPU is visible"
+        raise ConfigError(f"trainer.device=cuda: CUDA is not available here (torch {torch.__version__}, {build}); "
+                          "use trainer.device=auto or trainer.device=cpu")
+
+
+def check_runs_dir_writable(runs_dir: str | Path) -> None:
+    """Create the runs folder if needed and write a probe file in it (permission bits, a
+    read-only mount, a path through a file): refused now rather than after training."""
+    runs = Path(runs_dir)
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=runs)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise OutputNotWritable(f"paths.runs_dir={runs}: cannot write there ({exc.strerror or exc}); "
+                                "set paths.runs_dir (or RNNBENCH_RUNS) to a writable folder") from None
+
+
+def validate(cfg) -> None:
+    """Everything that can be checked before any work starts; raises one ConfigError line."""
+    _unknown_keys(cfg, Config, "")
+    _check_ranges(cfg)
+    _check_task(cfg)
+    _check_device(cfg)
+    check_runs_dir_writable(cfg.paths.runs_dir)
 
 
 def register() -> None:

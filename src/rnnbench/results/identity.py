@@ -44,6 +44,7 @@ EXCLUDED = {
 # value the key is left out of the identity. Register every new result-neutral option here.
 NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("trainer", "kernel_impl"): "auto",
+    ("embedding", "min_coverage"): 0.5,  # a gate, not a setting: runs that pass it compute the same
 }
 
 # The config groups whose ``_target_`` class carries a ``version``.
