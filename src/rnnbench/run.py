@@ -1,6 +1,11 @@
 """One run from a composed config: skip it if done, resume it if interrupted, else train it.
 
 This is what `python train.py ...` calls, once per job of a sweep.
+
+Guarantees (README "Runs, resuming, records and errors"): the config is validated before
+any work starts; a run is marked ``done`` and indexed only when it produced a record; a
+failed run leaves no temporary file and no folder holding only its lock; a full disk is
+one line; Ctrl-C saves a checkpoint at the end of the current batch and says how to resume.
 """
 from __future__ import annotations
 
@@ -9,29 +14,84 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from omegaconf import DictConfig
 
-from rnnbench.errors import RunInProgress
+from rnnbench.config import validate
+from rnnbench.errors import DiskFullError, OutputNotWritable, RunInProgress, RunInterrupted
 from rnnbench.results.identity import run_dir as run_dir_of
-from rnnbench.results.records import DONE, RECORD, append_index, read_record, write_json_atomic
+from rnnbench.results.records import DONE, RECORD, append_index, is_disk_full, read_record, remove_temporaries, write_json_atomic
+from rnnbench.training import checkpoint
 from rnnbench.training.loop import fit
+
+LOCK = ".lock"
 
 
 def say_flushed(message: str) -> None:
     print(message, flush=True)
 
 
-def train(cfg: DictConfig, say=say_flushed) -> dict:
+def index_of(cfg: DictConfig) -> Path:
+    return Path(cfg.paths.runs_dir) / "records.jsonl"
+
+
+def _remove_if_only_lock(run_dir: Path, runs_dir: Path) -> None:
+    """A failed run that saved nothing leaves no folder behind (nor empty task/encoder folders)."""
+    try:
+        if {p.name for p in run_dir.iterdir()} - {LOCK}:
+            return
+        (run_dir / LOCK).unlink(missing_ok=True)
+        run_dir.rmdir()
+        for parent in run_dir.parents:
+            if parent == runs_dir or runs_dir not in parent.parents:
+                break
+            parent.rmdir()  # fails (and stops) at the first folder that holds something
+    except OSError:
+        pass
+
+
+def train_outcome(cfg: DictConfig, say=say_flushed) -> tuple[str, dict]:
+    """("done", record) for a run finished earlier, ("ran", record) for one trained now.
+    Raises RunInProgress when another process holds the run's lock."""
+    validate(cfg)
     run_dir = run_dir_of(cfg)
-    record = read_record(run_dir)
+    record = read_record(run_dir, index=index_of(cfg), allow_smoke=True, say=say)
     if record is not None:
         say(f"already done: {run_dir} (test {record['test']})")
-        return record
-    run_dir.mkdir(parents=True, exist_ok=True)
+        return "done", record
+    runs_dir = Path(cfg.paths.runs_dir)
     try:
-        with FileLock(str(run_dir / ".lock"), timeout=0):
-            record = fit(cfg, run_dir, say)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(run_dir / LOCK), timeout=0)
+        lock.acquire()
+    except Timeout:
+        raise RunInProgress(f"run {run_dir} is in progress in another process (lock {run_dir / LOCK}); skipped") from None
+    except OSError as exc:
+        _remove_if_only_lock(run_dir, runs_dir)
+        if is_disk_full(exc):
+            raise DiskFullError(f"disk full while creating {run_dir}: free space and run the same command again") from None
+        raise OutputNotWritable(f"cannot create {run_dir} ({exc.strerror or exc}); set paths.runs_dir to a writable folder") from None
+    try:
+        try:
+            with checkpoint.deferred_interrupts():
+                record = fit(cfg, run_dir, say)
             write_json_atomic(run_dir / RECORD, record)
             (run_dir / DONE).touch()  # written last: a record without it is not trusted
-            append_index(Path(cfg.paths.runs_dir) / "records.jsonl", record)
-    except Timeout:
-        raise RunInProgress(f"run {run_dir} is in progress in another process (lock {run_dir / '.lock'})") from None
-    return record
+        except BaseException as exc:
+            remove_temporaries(run_dir)
+            _remove_if_only_lock(run_dir, runs_dir)
+            if isinstance(exc, KeyboardInterrupt):
+                where = "from its last checkpoint" if (run_dir / checkpoint.LAST).exists() else "from the beginning (no checkpoint yet)"
+                raise RunInterrupted(f"interrupted; run the same command to resume {where} ({run_dir})") from None
+            if is_disk_full(exc):
+                raise DiskFullError(f"disk full while writing in {run_dir}: free space and run the same command "
+                                    "to resume from the last checkpoint") from None
+            raise
+    finally:
+        lock.release()
+    # After `done`: a crash here loses nothing (read_record appends a finished run missing from the index).
+    append_index(index_of(cfg), record)
+    return "ran", record
+
+
+def train(cfg: DictConfig, say=say_flushed) -> dict:
+    """The run's record: read if it finished earlier, else trained now."""
+    return train_outcome(cfg, say)[1]
+

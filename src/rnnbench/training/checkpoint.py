@@ -1,21 +1,37 @@
-"""Checkpoints: everything needed to resume a run exactly where it stopped."""
+"""Checkpoints: everything needed to resume a run exactly where it stopped.
+
+A checkpoint is written atomically (temporary file, then rename); a failed write (a
+full disk) removes the temporary file and says so in one line. A damaged ``last.pt``
+(truncated, empty, not a checkpoint) is moved aside as ``last.pt.damaged-<time>`` with
+a warning and the run restarts from its beginning (batch order depends only on seed
+and epoch, so it ends with the same numbers). Ctrl-C during training is deferred to
+the end of the current batch, where a checkpoint is saved (``deferred_interrupts``).
+"""
 from __future__ import annotations
 
-import os
+import errno
+import pickle
 import random
+import signal
+import threading
+import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
+from rnnbench.errors import DamagedFileError
+from rnnbench.results.records import set_aside, temporary_for
+
 LAST = "last.pt"
 BEST = "best.pt"
+RESUME_KEYS = ("model", "optimizer", "state", "rng")
 
 
 def save(path: Path, **state) -> None:
     """Atomic save: a run killed mid-write keeps its previous checkpoint."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    with temporary_for(path) as tmp:
+        torch.save(state, tmp)
 
 
 def rng_state() -> dict:
@@ -26,13 +42,87 @@ def rng_state() -> dict:
 
 
 def set_rng_state(state: dict) -> None:
-    torch.set_rng_state(state["torch"])
+    # RNG states are CPU byte tensors whatever map_location moved them to.
+    torch.set_rng_state(state["torch"].cpu())
     random.setstate(state["python"])
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda"]])
 
 
-def load(path: Path) -> dict | None:
+def load(path: Path, map_location=None) -> dict | None:
+    """The checkpoint at ``path`` (None if there is none), its tensors moved to
+    ``map_location`` (e.g. the run's device: a checkpoint written on a GPU resumes on a
+    CPU). A file that cannot be read raises DamagedFileError naming it."""
+    path = Path(path)
     if not path.exists():
         return None
-    return torch.load(path, weights_only=False)
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=False)
+    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError, zipfile.BadZipFile, AttributeError) as exc:
+        if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EIO, errno.EPERM):
+            raise  # the disk or permissions, not the file's content
+        raise DamagedFileError(path, f"cannot be read as a checkpoint ({type(exc).__name__}: {str(exc).split('. ')[0][:100] or 'empty'})") from None
+    if not isinstance(data, dict):
+        raise DamagedFileError(path, "is not a checkpoint (not a dict)")
+    return data
+
+
+def load_for_resume(run_dir: Path, map_location=None, say=print) -> dict | None:
+    """``last.pt`` to resume from, or None to start from the beginning.
+
+    A damaged ``last.pt`` (or a ``best.pt`` it depends on) is moved aside with one
+    warning line naming it; the run then restarts (it loses the time trained, never a
+    result: nothing of a damaged run was marked done)."""
+    last, best = run_dir / LAST, run_dir / BEST
+    try:
+        saved = load(last, map_location)
+        if saved is None:
+            return None
+        missing = [k for k in RESUME_KEYS if k not in saved]
+        if missing:
+            raise DamagedFileError(last, f"is not a resumable checkpoint (no {', '.join(missing)})")
+        if saved["state"].get("best_epoch", -1) > 0 and load(best, "cpu") is None:
+            raise DamagedFileError(best, "is missing but the checkpoint's best epoch needs it")
+        return saved
+    except DamagedFileError as exc:
+        moved = [p for p in (set_aside(last), set_aside(best)) if p is not None]
+        say(f"warning: {exc}; moved aside as {', '.join(p.name for p in moved) or 'nothing'}; restarting this run from the beginning")
+        return None
+
+
+class _Interrupts:
+    requested = False  # Ctrl-C pressed while armed
+    armed = False  # the training loop is polling: before that (data preparation) Ctrl-C stops at once
+
+
+_interrupts = _Interrupts()
+
+
+def stop_requested() -> bool:
+    """Polled by the training loop at each batch boundary: True once Ctrl-C was pressed
+    inside ``deferred_interrupts``; the loop then saves a checkpoint and stops."""
+    _interrupts.armed = True
+    return _interrupts.requested
+
+
+@contextmanager
+def deferred_interrupts():
+    """The first Ctrl-C only sets a flag (the training loop saves a checkpoint at the end of
+    the batch, then raises RunInterrupted); a second one interrupts at once. Outside the
+    main thread (joblib workers' threads) signals cannot be caught: nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if _interrupts.requested or not _interrupts.armed:
+            raise KeyboardInterrupt
+        _interrupts.requested = True
+
+    _interrupts.requested = _interrupts.armed = False
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _interrupts.requested = _interrupts.armed = False

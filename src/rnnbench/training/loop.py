@@ -6,6 +6,7 @@ function of (seed, epoch), so a resumed run replays exactly what is missing.
 """
 from __future__ import annotations
 
+import math
 import platform
 import resource
 import subprocess
@@ -14,11 +15,12 @@ from pathlib import Path
 
 import torch
 from omegaconf import DictConfig, OmegaConf
-from tqdm import tqdm
 
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
+from rnnbench.errors import ConfigError, RunInterrupted, TrainingDiverged
 from rnnbench.metrics import check_names
+from rnnbench.progress import progress_bar
 from rnnbench.metrics import implementations as metric_implementations
 from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
@@ -102,7 +104,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
 
     state = {"epoch": 0, "batch": 0, "best": None, "best_epoch": -1, "bad_epochs": 0, "history": [],
              "epoch_seconds": 0.0, "train_seconds": 0.0, "tokens": 0, "step": 0}
-    saved = checkpoint.load(run_dir / checkpoint.LAST)
+    saved = checkpoint.load_for_resume(run_dir, device, say)  # a damaged last.pt is moved aside: restart
     if saved is not None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
@@ -123,9 +125,11 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         batches = batch_indices(examples, fields, t.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch, bucket_size=t.bucket_size)
         if t.max_batches is not None:
             batches = batches[: t.max_batches]
+        if not batches:
+            raise ConfigError(f"{cfg.task.name}: epoch {epoch + 1} has no training batches ({len(examples)} training examples); check the training split")
         model.train()
         started = time.perf_counter()
-        bar = tqdm(batches[state["batch"] :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state["batch"], total=len(batches), disable=not t.progress, leave=False)
+        bar = progress_bar(batches[state["batch"] :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state["batch"], total=len(batches), disable=not t.progress, leave=False)
         for idx in bar:
             batch = to_device(collate([examples[i] for i in idx], fields), device)
             out, loss = model(batch)
@@ -136,6 +140,9 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
             optimizer.step()
             # The task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
             state.setdefault("losses", []).append(out.loss.item())
+            if not (math.isfinite(state["losses"][-1]) and math.isfinite(loss.item())):
+                raise TrainingDiverged(f"the training loss is {state['losses'][-1]} at epoch {epoch + 1}, batch {state['batch'] + 1} (trainer.lr={t.lr}): "
+                                       "the run diverged and nothing was recorded; lower trainer.lr")
             state["batch"] += 1
             state["step"] += 1
             if log_every and state["step"] % log_every == 0:  # the only extra host sync: on logging steps
@@ -146,6 +153,10 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
                 state["epoch_seconds"] += time.perf_counter() - started
                 started = time.perf_counter()
                 save_last()
+            if checkpoint.stop_requested():  # Ctrl-C: save at this batch boundary and stop
+                state["epoch_seconds"] += time.perf_counter() - started
+                save_last()
+                raise RunInterrupted(f"interrupted at epoch {epoch + 1}, batch {state['batch']}; checkpoint saved: run the same command to resume ({run_dir})")
         epoch_seconds = state["epoch_seconds"] + time.perf_counter() - started
         state["train_seconds"] += epoch_seconds
         state["epoch_seconds"] = 0.0
@@ -176,11 +187,13 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         if stop:
             state["epoch"] = t.epochs  # recorded so a resumed run does not train on
         save_last()
+        if checkpoint.stop_requested():
+            raise RunInterrupted(f"interrupted after epoch {epoch + 1}; checkpoint saved: run the same command to resume ({run_dir})")
         if stop:
             say(f"early stop: no dev improvement for {t.patience} epochs")
 
     # Test once, with the best epoch's weights.
-    model.load_state_dict(checkpoint.load(run_dir / checkpoint.BEST)["model"])
+    model.load_state_dict(checkpoint.load(run_dir / checkpoint.BEST, device)["model"])
     torch.manual_seed(cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
     test_started = time.perf_counter()
     preds, order, test_loss, test_stats = predict(model, test, data.fields, t.eval_batch_size, device, t.max_eval_batches, t.mc_dropout_samples, t.mc_dropout_combine)
@@ -224,6 +237,8 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         "test_seconds": test_seconds,
         "inference_seconds_per_example": test_seconds / max(len(preds), 1),
         "peak_memory_mb": (torch.cuda.max_memory_allocated() / 2**20) if device.type == "cuda" else peak_kb / 1024,
+        # max_eval_batches scores part of the test split: a smoke run, which tables refuse
+        "test_examples_scored": len(order), "smoke": len(order) < len(test),
         "hardware": _hardware(device),
         "data": {"train": len(train), "dev": len(dev), "test": len(test), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
     }
