@@ -1,6 +1,6 @@
-"""Triton kernels of the FHE upper layer's carry: each open gate's LSTM state copied forward in time.
+"""The FHE upper layer's carry as Triton kernels: each open gate's LSTM state copied forward in time.
 
-``fhe_upper``'s fast paths run the upper LSTM over the open positions only, compacted
+``fhe_upper``'s cpu and triton implementations run the upper LSTM over the open positions only, compacted
 to the front of each sequence (``updates`` [B, S, H], row k = the state after the
 sequence's k-th open gate), then every real position t takes the state of the last
 open gate at or before it. Here that carry is one kernel, and its adjoint another:
@@ -23,10 +23,10 @@ import torch
 import triton
 import triton.language as tl
 
-from rnnbench.kernels._lstm_cell_triton import _configs  # the same hidden-size blocks as the LSTM cell
+from rnnbench.kernels.multi_lstm.triton import autotune_configs  # the same hidden-size blocks as the LSTM cell
 
 
-@triton.autotune(configs=_configs(), key=["H"])
+@triton.autotune(configs=autotune_configs(), key=["H"])
 @triton.jit
 def _carry_forward_kernel(
     upd_ptr, open_ptr, mask_ptr, out_ptr,
@@ -51,7 +51,7 @@ def _carry_forward_kernel(
         tl.store(out_ptr + (b * T + t) * H + cols, out.to(out_ptr.dtype.element_ty), mask=in_h)
 
 
-@triton.autotune(configs=_configs(), key=["H"])
+@triton.autotune(configs=autotune_configs(), key=["H"])
 @triton.jit
 def _carry_backward_kernel(
     dout_ptr, open_ptr, mask_ptr, count_ptr, dupd_ptr,

@@ -1,4 +1,4 @@
-"""Triton kernels of the gated linear scan (see ``gated_scan``), forward and backward.
+"""The gated linear scan as Triton kernels (see ``gated_scan``), forward and backward.
 
 One program owns one sequence and BLOCK_D channels and loops over time inside
 the kernel, the state in registers: the scan is sequential in time but
@@ -128,7 +128,7 @@ def _strides(t: torch.Tensor | None, like: torch.Tensor) -> tuple[int, int]:
 
 
 def forward(f, x, o, c0, mask, reverse, logits, save):
-    """(h, c_last, c_prev) as ``gated_scan._Scan`` expects. An absent o, c0 or c_prev is
+    """(h, c_last, c_prev) as ``gated_scan``'s autograd function expects. An absent o, c0 or c_prev is
     replaced by a placeholder tensor that its flag keeps the kernel from touching."""
     B, T, D = x.shape
     h = torch.empty(B, T, D, dtype=x.dtype, device=x.device)
@@ -156,3 +156,10 @@ def backward(f, x, o, mask, c_prev, dh, dc_last, reverse, logits):
         HAS_O=o is not None, REVERSE=reverse, LOGITS=logits,
     )
     return df, dx, do, dc0
+
+
+class Backend:
+    """The Triton scan behind ``gated_scan``'s autograd function."""
+
+    forward = staticmethod(forward)
+    backward = staticmethod(backward)

@@ -1,11 +1,12 @@
-"""Triton kernels of the LSTM cell's pointwise step: the GPU cell of ``multi_lstm``'s recurrence.
+"""The LSTM cell's pointwise step as Triton kernels: the GPU cell of ``multi_lstm``'s recurrence
+(and so of ``residual_lstm`` and ``fhe_upper``).
 
 Per time step the recurrence runs one batched matrix multiply (cuBLAS) and one of
 these kernels, which does the whole cell (the recurrent term added, four
 activations, c, tanh(c), h and the optional lateral residual) in registers;
 backward, one kernel gives all four gate gradients and dL/dc_{t-1}. One program
 owns one (direction, row) and BLOCK_H units. Same interface as
-``multi_lstm.TorchCell``.
+``fused.TorchCell``.
 
 Imported only when the Triton implementation is asked for, so the package works
 without Triton. Under ``TRITON_INTERPRET=1`` (the CPU tests) autotuning would rerun
@@ -19,7 +20,9 @@ import triton
 import triton.language as tl
 
 
-def _configs() -> list[triton.Config]:
+def autotune_configs() -> list[triton.Config]:
+    """Blocks of the hidden dimension to try (one under the interpreter); ``fhe_upper``'s carry
+    kernels use the same."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         return [triton.Config({"BLOCK_H": 16}, num_warps=1)]
     return [
@@ -34,7 +37,7 @@ def _tanh(v):
 
 
 # Updated in place (a forward, dc backward): autotuning restores them between its trial runs.
-@triton.autotune(configs=_configs(), key=["H", "HAS_PREV", "HAS_R"], restore_value=["a_ptr"])
+@triton.autotune(configs=autotune_configs(), key=["H", "HAS_PREV", "HAS_R"], restore_value=["a_ptr"])
 @triton.jit
 def _forward_kernel(
     a_ptr, rec_ptr, cp_ptr, c_ptr, tc_ptr, h_ptr, r_ptr,
@@ -73,7 +76,7 @@ def _forward_kernel(
     tl.store(h_ptr + d * h_sd + row * h_sr + cols, h, mask=m)
 
 
-@triton.autotune(configs=_configs(), key=["H", "HAS_PREV", "HAS_REC", "HAS_DR"], restore_value=["dc_ptr"])
+@triton.autotune(configs=autotune_configs(), key=["H", "HAS_PREV", "HAS_REC", "HAS_DR"], restore_value=["dc_ptr"])
 @triton.jit
 def _backward_kernel(
     a_ptr, da_ptr, cp_ptr, tc_ptr, dho_ptr, dhr_ptr, dc_ptr, dr_ptr,
@@ -123,7 +126,7 @@ def _strides(t, like):
 
 
 class TritonCell:
-    """The Triton cell, with the interface of ``multi_lstm.TorchCell``."""
+    """The Triton cell, with the interface of ``fused.TorchCell``."""
 
     @staticmethod
     def forward(a, rec, c_prev, c, tanh_c, h, r):

@@ -1,4 +1,6 @@
-"""The MZU scan as one autograd node with a hand-written backward (``mzu_transition``'s "fused").
+"""The MZU scan as one autograd node with a hand-written backward: ``mzu_transition``'s
+"torch" implementation (``TorchOps``, below) and, with its small pieces compiled in C
+(``cpu.COps``), its "cpu" implementation.
 
 Why: the per-step work of an MZU cell is a dozen small matrix multiplies and three
 dozen small pointwise ops. Under autograd each of them also records a node, and
@@ -22,8 +24,8 @@ graph to autograd, was only 1.2x the reference. Here:
   every saved activation once more, to save about 5% of the step at these sizes);
 - the small pieces between the matrix multiplies (zone norms and cosine, the N x N
   attention, layer norm, candidate, gate and state update, forward and backward) are
-  one call each: compiled C on the CPU (``_mzu_cpu.COps``), torch operations
-  (``TorchOps``, below) on other devices or without a C compiler. As torch operations
+  one call each: compiled C on the CPU (``cpu.COps``, "cpu"), torch operations
+  (``TorchOps``, below, "torch") on other devices or without a C compiler. As torch operations
   they were about half of the step on this project's CPU: a dozen op dispatches each,
   and ``bmm`` over 4 x 4 attention matrices costs one BLAS call per sequence.
   Composition internals of gcn and cap stay torch operations (measured on sat, the
@@ -47,18 +49,12 @@ from types import SimpleNamespace
 import torch
 from torch.autograd.function import once_differentiable
 
+from rnnbench.kernels.mzu_transition.reference import M_NAMES, hidden_size, input_size
+
 _NORM_EPS = 1e-12  # F.normalize's
-_SQUASH_EPS = 1e-9  # mzu_transition.squash's
+_SQUASH_EPS = 1e-9  # reference.squash's
 
-# MFunction parameter names, in the order _grads_to_params maps them back.
-_M_NAMES = {
-    "sat": ("zone_weight", "query", "key", "value", "ffn_in", "ffn_in_bias", "ffn_out", "ffn_out_bias", "aggregate", "aggregate_bias"),
-    "gcn": ("zone_weight", "graph", "ffn_in", "ffn_in_bias", "ffn_out", "ffn_out_bias", "aggregate", "aggregate_bias"),
-    "cap": ("zone_weight", "capsule", "ffn_in", "ffn_in_bias", "ffn_out", "ffn_out_bias", "aggregate", "aggregate_bias"),
-}
-
-
-def _stack(cell, dtype) -> SimpleNamespace:
+def _stack(cell, options, dtype) -> SimpleNamespace:
     """One cell's weights for the loop, M_h and M_g stacked on a leading axis F = 2.
 
     zone_x [d_in, F*N*d_z], zone_h [d_h, F*N*d_z] (columns ordered f, n, d); sat: qkv
@@ -67,21 +63,22 @@ def _stack(cell, dtype) -> SimpleNamespace:
     ba [F, 1, d_h]; gamma, beta [d_h] (layer norm).
     """
     m_h, m_g = cell.m_h, cell.m_g
+    d_in = input_size(cell)
 
     def both(name):
-        return torch.stack([getattr(m_h, name), getattr(m_g, name)]).detach().to(dtype)
+        return torch.stack([m_h[name], m_g[name]]).detach().to(dtype)
 
     zones = both("zone_weight")  # [F, N, d_in + d_h, d_z]
     F, N, _, d_z = zones.shape
     zones = zones.permute(2, 0, 1, 3).reshape(-1, F * N * d_z)
     p = SimpleNamespace(
-        composition=m_h.composition, iterations=m_h.routing_iterations, activation=m_h.gcn_activation,
-        F=F, N=N, d_z=d_z, d_in=cell.input_size,
-        zone_x=zones[: cell.input_size].contiguous(), zone_h=zones[cell.input_size :].contiguous(),
+        composition=options.composition, iterations=options.routing_iterations, activation=options.gcn_activation,
+        F=F, N=N, d_z=d_z, d_in=d_in,
+        zone_x=zones[:d_in].contiguous(), zone_h=zones[d_in:].contiguous(),
         w1=both("ffn_in"), b1=both("ffn_in_bias").unsqueeze(1), w2=both("ffn_out"), b2=both("ffn_out_bias").unsqueeze(1),
         wa=both("aggregate"), ba=both("aggregate_bias").unsqueeze(1),
-        gamma=cell.layer_norm.weight.detach().to(dtype), beta=cell.layer_norm.bias.detach().to(dtype),
-        ln_eps=cell.layer_norm.eps,
+        gamma=cell.ln_weight.detach().to(dtype), beta=cell.ln_bias.detach().to(dtype),
+        ln_eps=options.layer_norm_eps,
     )
     p.d_o, p.H = p.w1.shape[1], p.wa.shape[2]
     p.J = p.wa.shape[1] // p.d_o
@@ -205,7 +202,7 @@ _COMPOSE = {"sat": (_sat_forward, _sat_backward), "gcn": (_gcn_forward, _gcn_bac
 
 
 class TorchOps:
-    """The small per-step pieces as torch operations (any device). ``_mzu_cpu.COps`` is
+    """The small per-step pieces as torch operations (any device). ``cpu.COps`` is
     the same interface compiled in C, the default for CPU tensors."""
 
     @staticmethod
@@ -319,18 +316,18 @@ def _cell_backward(p, saved, ds_new, dcos, drop, grads, ops):
 
 
 class FusedScan(torch.autograd.Function):
-    """forward(transition, x [B, T, d_x], mask [B, T], drop [T, L+1, B, d_h] or None, *params)
-    -> (states [B, T, d_h], zone_cosine [B, T]); params = list(transition.parameters())."""
+    """forward(cells, options, ops, slots, x [B, T, d_x], mask [B, T], drop [T, L+1, B, d_h] or
+    None, *params) -> (states [B, T, d_h], zone_cosine [B, T]); slots and params from ``_param_slots``."""
 
     @staticmethod
-    def forward(ctx, transition, ops, x, mask, drop, *params):
+    def forward(ctx, cells, options, ops, slots, x, mask, drop, *params):
         B, T, _ = x.shape
         compute = torch.float64 if x.dtype == torch.float64 else torch.float32
-        cells = list(transition.cells)
+        H = hidden_size(cells)
         stacks = {}
         for cell in cells:
             if id(cell) not in stacks:
-                stacks[id(cell)] = _stack(cell, compute)
+                stacks[id(cell)] = _stack(cell, options, compute)
         chain = [stacks[id(cell)] for cell in cells]
         first = chain[0]
         xc = x.to(compute)
@@ -339,9 +336,9 @@ class FusedScan(torch.autograd.Function):
         keep = mask.to(device=x.device, dtype=torch.bool)
         full = keep.all(dim=0).tolist()  # steps where every row is real: no masking needed
         keep_f = keep.t().unsqueeze(-1)  # [T, B, 1]
-        states = torch.empty(B, T, transition.hidden_size, dtype=compute, device=x.device)
+        states = torch.empty(B, T, H, dtype=compute, device=x.device)
         cosines = torch.empty(B, T, dtype=compute, device=x.device)
-        h = x.new_zeros(B, transition.hidden_size, dtype=compute)
+        h = x.new_zeros(B, H, dtype=compute)
         saved = []
         for t in range(T):
             s, cos_t, step = h, None, []
@@ -359,9 +356,9 @@ class FusedScan(torch.autograd.Function):
                 h = torch.where(keep_f[t], s, h)
                 states[:, t] = torch.where(keep_f[t], s, 0)
                 cosines[:, t] = torch.where(keep_f[t, :, 0], cos_t, 0)
-        ctx.transition, ctx.chain, ctx.stacks, ctx.saved = transition, chain, stacks, saved
+        ctx.cells, ctx.chain, ctx.stacks, ctx.saved = cells, chain, stacks, saved
         ctx.full, ctx.x_dtype, ctx.params, ctx.ops = full, x.dtype, params, ops
-        ctx.slots = _param_slots(transition)
+        ctx.slots = slots
         ctx.save_for_backward(xc, keep_f, dropc)
         return states.to(x.dtype), cosines.to(x.dtype)
 
@@ -376,7 +373,7 @@ class FusedScan(torch.autograd.Function):
         d_cosines = d_cosines.to(compute).t().contiguous()  # [T, B]: each step's row contiguous
         B = d_states.shape[0]
         grads = {key: _zero_grads(p) for key, p in ctx.stacks.items()}
-        chain_grads = [grads[id(cell)] for cell in ctx.transition.cells]
+        chain_grads = [grads[id(cell)] for cell in ctx.cells]
         dxz = torch.empty(B, T, chain[0].zone_h.shape[1], dtype=compute, device=d_states.device)
         dh = torch.zeros_like(d_states[:, 0])
         for t in reversed(range(T)):
@@ -394,26 +391,25 @@ class FusedScan(torch.autograd.Function):
         first = chain[0]
         dxz = dxz.view(B * T, -1)
         dx = None
-        if ctx.needs_input_grad[2]:
+        if ctx.needs_input_grad[4]:
             dx = (dxz @ first.zone_x.t()).view(B, T, -1).to(ctx.x_dtype)
         if first.d_in:
-            grads[id(ctx.transition.cells[0])].zone_x.addmm_(xc.reshape(B * T, -1).t(), dxz)
+            grads[id(ctx.cells[0])].zone_x.addmm_(xc.reshape(B * T, -1).t(), dxz)
         param_grads = _grads_to_params(ctx.slots, ctx.stacks, grads)
-        return (None, None, dx, None, None, *(param_grads.get(id(param)) for param in ctx.params))
+        return (None, None, None, None, dx, None, None, *(param_grads.get(id(param)) for param in ctx.params))
 
 
-def _param_slots(transition) -> list[tuple]:
-    """Where each parameter's gradient comes from: (cell key, M-function index or None,
-    name, parameter). Taken at forward time: the backward may run after the module's
-    parameters were swapped back (torch.func.functional_call, stateless reparametrisation)."""
+def _param_slots(cells, options) -> list[tuple]:
+    """Where each weight's gradient comes from: (cell key, M-function index or None, name,
+    tensor), each distinct cell once (a shared transition cell's gradients are in the first's)."""
     slots, seen = [], set()
-    for cell in transition.cells:
-        if id(cell) in seen:  # a shared transition cell: its gradients are in the first's
+    for cell in cells:
+        if id(cell) in seen:
             continue
         seen.add(id(cell))
         for f, m in enumerate((cell.m_h, cell.m_g)):
-            slots += [(id(cell), f, name, getattr(m, name)) for name in _M_NAMES[m.composition]]
-        slots += [(id(cell), None, "gamma", cell.layer_norm.weight), (id(cell), None, "beta", cell.layer_norm.bias)]
+            slots += [(id(cell), f, name, m[name]) for name in M_NAMES[options.composition]]
+        slots += [(id(cell), None, "gamma", cell.ln_weight), (id(cell), None, "beta", cell.ln_bias)]
     return slots
 
 
@@ -442,15 +438,16 @@ def _grads_to_params(slots, stacks, grads) -> dict[int, torch.Tensor]:
 
 
 def ops_for(device: torch.device, compiled: bool = True):
-    """The small pieces: compiled C for CPU tensors where a C compiler exists, else torch operations."""
+    """The small pieces: compiled C for CPU tensors (``compiled``, the "cpu" implementation;
+    the dispatcher has checked for a C compiler), else torch operations ("torch")."""
     if compiled and device.type == "cpu":
-        from rnnbench.kernels import _mzu_cpu
+        from rnnbench.kernels.mzu_transition.cpu import COps
 
-        if _mzu_cpu.available():
-            return _mzu_cpu.COps
+        return COps
     return TorchOps
 
 
-def fused(x, mask, transition, drop=None, compiled: bool = True):
-    """Same result as ``mzu_transition.reference``: (states, zone_cosine); see the module docstring."""
-    return FusedScan.apply(transition, ops_for(x.device, compiled), x, mask, drop, *transition.parameters())
+def fused(x, mask, cells, options, drop=None, compiled: bool = True):
+    """Same result as ``reference``: (states, zone_cosine); see the module docstring."""
+    slots = _param_slots(cells, options)
+    return FusedScan.apply(cells, options, ops_for(x.device, compiled), slots, x, mask, drop, *(slot[3] for slot in slots))

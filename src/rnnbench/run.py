@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from rnnbench.config import validate
 from rnnbench.errors import DiskFullError, OutputNotWritable, RunInProgress, RunInterrupted
 from rnnbench.results.identity import run_dir as run_dir_of
-from rnnbench.results.records import DONE, RECORD, append_index, is_disk_full, read_record, remove_temporaries, write_json_atomic
+from rnnbench.results.records import DONE, RECORD, ensure_indexed, is_disk_full, read_record, remove_temporaries, write_json_atomic
 from rnnbench.training import checkpoint
 from rnnbench.training.loop import fit
 
@@ -87,7 +87,7 @@ def train_outcome(cfg: DictConfig, say=say_flushed) -> tuple[str, dict]:
     finally:
         lock.release()
     # After `done`: a crash here loses nothing (read_record appends a finished run missing from the index).
-    append_index(index_of(cfg), record)
+    ensure_indexed(index_of(cfg), record)  # never twice: a redone damaged record keeps one line
     return "ran", record
 
 

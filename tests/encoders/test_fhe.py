@@ -45,7 +45,7 @@ def test_upper_state_is_copied_where_the_gate_is_shut():
                 if gates[b, t]:
                     h, c = cell(x[b, t : t + 1], (h, c))
                 expected[b, t] = h[0]
-    for impl in ("reference", "gather"):
+    for impl in ("reference", "torch"):
         out = fhe_upper(x, gates, mask, *weights, impl=impl).detach()
         torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
         assert torch.equal(out[0, 1], out[0, 0]) and torch.equal(out[0, 2], out[0, 0])  # copied exactly
@@ -76,7 +76,7 @@ def test_gather_matches_reference(lengths, pattern, dtype):
     weights = upper_weights(dtype)
     probe = torch.randn(B, T, H, generator=g, dtype=dtype)
     results = []
-    for impl in ("reference", "gather"):
+    for impl in ("reference", "torch"):
         out = fhe_upper(x, gates, mask, *weights, impl=impl)
         results.append((out.detach(), torch.autograd.grad((out * probe).sum(), [x, *weights])))
     tol = {"rtol": 1e-10, "atol": 1e-12} if dtype == torch.float64 else {"rtol": 1e-5, "atol": 1e-6}
@@ -87,7 +87,7 @@ def test_gather_matches_reference(lengths, pattern, dtype):
 
 
 def test_unknown_impl_is_named():
-    with pytest.raises(ValueError, match="known: reference, gather, cpu, triton"):
+    with pytest.raises(ValueError, match="known: auto, reference, torch, cpu, triton"):
         fhe_upper(torch.zeros(1, 1, I), torch.ones(1, 1), torch.ones(1, 1, dtype=torch.bool), *upper_weights(torch.float32), impl="cuda")
 
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from rnnbench.encoders.base import lengths_of, reverse_padded
-from rnnbench.encoders.mzu import MZU
+from rnnbench.encoders.mzu import MZU, MZUTransition, mzu_recurrence
 from rnnbench.kernels import mzu_transition as op
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -129,8 +129,8 @@ def test_aux_loss_is_weighted_zone_cosine(normalizer):
     out = enc(x, mask)
     backward_x = reverse_padded(x, lengths_of(mask))
     total = (
-        op.reference(x, mask, enc.forward_scan).zone_cosine.sum()
-        + op.reference(backward_x, mask, enc.backward_scan).zone_cosine.sum()
+        op.reference(x, mask, enc.forward_scan.weights(), enc.forward_scan.options).zone_cosine.sum()
+        + op.reference(backward_x, mask, enc.backward_scan.weights(), enc.backward_scan.options).zone_cosine.sum()
     )
     per = 3 if normalizer == "sequence" else 9  # sequences or real tokens
     torch.testing.assert_close(out.aux_loss, 0.5 * total / per)
@@ -218,7 +218,7 @@ def paper_scan(x, mask, scan):
 @pytest.mark.parametrize("composition", COMPOSITIONS)
 def test_mzu_steps_match_the_paper(composition):
     torch.manual_seed(3)
-    scan = op.MZUTransition(5, 8, composition=composition, transition_depth=1).double().eval()
+    scan = MZUTransition(5, 8, composition=composition, transition_depth=1).double().eval()
     with torch.no_grad():  # non-trivial layer-norm affine parameters
         for cell in scan.cells:
             cell.layer_norm.weight.uniform_(0.5, 1.5)
@@ -226,7 +226,7 @@ def test_mzu_steps_match_the_paper(composition):
     x, mask = torch.randn(2, 2, 5, dtype=torch.float64), lengths_mask([2, 1])
     expected_states, expected_cos = paper_scan(x, mask, scan)
     for impl in op.IMPLS:
-        got = op.mzu_recurrence(x, mask, scan, impl=impl)
+        got = mzu_recurrence(x, mask, scan, impl=impl)
         torch.testing.assert_close(got.states, expected_states)
         torch.testing.assert_close(got.zone_cosine, expected_cos)
     assert torch.all(got.states[1, 1] == 0)
@@ -246,16 +246,16 @@ SHAPES = [  # (lengths, transition_depth, share_transition)
 @pytest.mark.parametrize("lengths,depth,share", SHAPES)
 def test_hoisted_equals_reference(composition, lengths, depth, share):
     torch.manual_seed(4)
-    scan = op.MZUTransition(
+    scan = MZUTransition(
         3, 8, composition=composition, transition_depth=depth, share_transition=share, dropout=0.3
     ).double().train()
     x = torch.randn(len(lengths), max(lengths), 3, dtype=torch.float64, requires_grad=True)
     mask = lengths_mask(lengths)
-    drop = op.candidate_dropout(scan, x)
+    drop = scan.candidate_dropout(x)
     w_states, w_cos = torch.randn_like(x[..., :1].expand(-1, -1, 8)), torch.randn(x.shape[:2], dtype=torch.float64)
     results = []
     for run in (op.reference, op.hoisted):
-        out = run(x, mask, scan, drop)
+        out = run(x, mask, scan.weights(), scan.options, drop)
         loss = (out.states * w_states).sum() + (out.zone_cosine * w_cos).sum()
         grads = torch.autograd.grad(loss, [x, *scan.parameters()])
         results.append((out, grads))
@@ -267,9 +267,9 @@ def test_hoisted_equals_reference(composition, lengths, depth, share):
 
 
 def test_unknown_impl_is_named():
-    scan = op.MZUTransition(3, 8)
-    with pytest.raises(ValueError, match="hoisted"):
-        op.mzu_recurrence(torch.zeros(1, 1, 3), torch.ones(1, 1, dtype=torch.bool), scan, impl="triton")
+    scan = MZUTransition(3, 8)
+    with pytest.raises(ValueError, match="no 'triton' implementation"):
+        mzu_recurrence(torch.zeros(1, 1, 3), torch.ones(1, 1, dtype=torch.bool), scan, impl="triton")
 
 
 # ---------------------------------------------------------------- encoder options
@@ -286,10 +286,10 @@ def test_unidirectional_is_causal():
 
 
 def test_transition_cells_read_only_the_state_unless_shared():
-    own = op.MZUTransition(5, 8, transition_depth=2)
+    own = MZUTransition(5, 8, transition_depth=2)
     assert [cell.m_h.zone_weight.shape[1] for cell in own.cells] == [5 + 8, 8, 8]
-    shared = op.MZUTransition(5, 8, transition_depth=2, share_transition=True)
-    first = op.MZUTransition(5, 8, transition_depth=0)
+    shared = MZUTransition(5, 8, transition_depth=2, share_transition=True)
+    first = MZUTransition(5, 8, transition_depth=0)
     assert sum(p.numel() for p in shared.parameters()) == sum(p.numel() for p in first.parameters())
 
 

@@ -1,6 +1,6 @@
 """fhe_upper: every fast implementation against the reference, outputs and every gradient.
 
-Fast implementations: "gather" (nn.LSTM over the open positions), "cpu" (multi_lstm's
+Fast implementations: "torch" (nn.LSTM over the open positions), "cpu" (multi_lstm's
 recurrence with the compiled C cell) and "triton" (the Triton cell and carry kernels,
 run by Triton's interpreter on the CPU: TRITON_INTERPRET is set here, before anything
 imports the Triton modules). The encoder-level checks (hand-set gates against
@@ -17,7 +17,7 @@ from rnnbench.kernels import fhe_upper as op  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("nan_allocations")
 
-FAST = ["gather", "cpu", "triton"]
+FAST = ["torch", "cpu", "triton"]
 NAMES = ["x", "w_ih", "w_hh", "b_ih", "b_hh"]
 
 # (lengths, gate pattern, input size, hidden): batch 1 with T = 1, T = 1 over a batch,
@@ -93,7 +93,7 @@ def test_shut_gates_give_zero_states_and_no_gradient():
         assert all(torch.all(g == 0) for g in grads), impl
 
 
-@pytest.mark.parametrize("impl", ["gather", "cpu"])
+@pytest.mark.parametrize("impl", ["torch", "cpu"])
 def test_gradcheck_float64(impl):
     x, gates, mask, weights = problem([4, 1, 3], "random", 2, 3, dtype=torch.float64)
     assert torch.autograd.gradcheck(lambda x, *w: op.fhe_upper(x, gates, mask, *w, impl=impl), (x, *weights))
@@ -101,7 +101,7 @@ def test_gradcheck_float64(impl):
 
 def test_triton_carry_kernels_alone():
     """The carry and its adjoint against the torch gather, including rows past each count."""
-    from rnnbench.kernels._fhe_upper_triton import Carry
+    from rnnbench.kernels.fhe_upper.triton import Carry
 
     g = torch.Generator().manual_seed(3)
     mask = torch.arange(6).unsqueeze(0) < torch.tensor([6, 4, 1, 0]).unsqueeze(1)
@@ -110,7 +110,7 @@ def test_triton_carry_kernels_alone():
     updates = torch.randn(4, S, 18, generator=g, requires_grad=True)
     probe = torch.randn(4, 6, 18, generator=g)
     got = Carry.apply(updates, is_open, mask)
-    expected = op._carry(updates, is_open, mask)
+    expected = op.carry(updates, is_open, mask)
     torch.testing.assert_close(got, expected, rtol=0, atol=0)
     (d_got,) = torch.autograd.grad((got * probe).sum(), updates)
     (d_expected,) = torch.autograd.grad((expected * probe).sum(), updates)
@@ -127,5 +127,5 @@ def test_default_on_cpu_is_the_compiled_recurrence(monkeypatch):
 
 def test_unknown_impl_is_named():
     x, gates, mask, weights = problem([2], "open", 3, 5)
-    with pytest.raises(ValueError, match="known: reference, gather, cpu, triton"):
+    with pytest.raises(ValueError, match="known: auto, reference, torch, cpu, triton"):
         op.fhe_upper(x, gates, mask, *weights, impl="cuda")

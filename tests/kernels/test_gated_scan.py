@@ -15,6 +15,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from rnnbench.kernels import gated_scan as op  # noqa: E402
+from rnnbench.kernels.gated_scan import cpu as cpu_impl  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("nan_allocations")
 
@@ -126,7 +127,7 @@ def test_cpu_threads_share_the_work(B, D):
     threads = torch.get_num_threads()
     torch.set_num_threads(3)
     try:
-        assert len(op._tiles(B, D)) == 3
+        assert len(cpu_impl._tiles(B, D)) == 3
         check("cpu", make_case(B, 5, D, [5, 2, 4, 1][:B], logits=True), reverse=True, logits=True)
     finally:
         torch.set_num_threads(threads)
@@ -184,7 +185,7 @@ def test_triton_kernels_compile_for_a_gpu(tmp_path):
         """
         import triton
         from triton.backends.compiler import GPUTarget
-        from rnnbench.kernels import _gated_scan_triton as kernels
+        from rnnbench.kernels.gated_scan import triton as kernels
 
         flags = {"HAS_O": True, "HAS_C0": True, "SAVE": True, "REVERSE": True, "LOGITS": True, "BLOCK_D": 128}
         state = {"c0_ptr", "c_prev_ptr", "c_last_ptr", "dc_last_ptr", "dc0_ptr"}
@@ -212,8 +213,8 @@ def test_triton_kernels_compile_for_a_gpu(tmp_path):
 
 def test_default_on_cpu_is_the_cpu_path(monkeypatch):
     calls = []
-    forward = op._CpuBackend.forward
-    monkeypatch.setattr(op._CpuBackend, "forward", lambda *a: calls.append(1) or forward(*a))
+    forward = cpu_impl.Backend.forward
+    monkeypatch.setattr(cpu_impl.Backend, "forward", lambda *a: calls.append(1) or forward(*a))
     case = make_case(2, 4, 3, [4, 2], logits=True)
     op.gated_scan(case["f"], case["x"], case["mask"], logits=True)
     assert calls
@@ -221,8 +222,14 @@ def test_default_on_cpu_is_the_cpu_path(monkeypatch):
 
 def test_unknown_impl_lists_the_known_ones():
     case = make_case(1, 2, 3, [2], logits=True)
-    with pytest.raises(ValueError, match="unknown impl 'cuda'.*reference, cpu, triton"):
+    with pytest.raises(ValueError, match="unknown impl 'cuda'.*auto, reference, torch, cpu, triton"):
         op.gated_scan(case["f"], case["x"], case["mask"], impl="cuda")
+
+
+def test_an_implementation_the_op_lacks_is_refused_by_name():
+    case = make_case(1, 2, 3, [2], logits=True)
+    with pytest.raises(ValueError, match="gated_scan has no 'torch' implementation"):
+        op.gated_scan(case["f"], case["x"], case["mask"], impl="torch")
 
 
 @pytest.mark.parametrize("impl", FAST)

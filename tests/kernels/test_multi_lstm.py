@@ -1,7 +1,7 @@
 """multi_lstm: its reference against nn.LSTM, and every fast implementation against the reference.
 
-Fast implementations: "cpu" (the compiled C cell), the torch-operations cell (the CPU
-fallback without a C compiler) and "triton" (under TRITON_INTERPRET=1 on the CPU).
+Fast implementations: "cpu" (the compiled C cell), "torch" (the torch-operations cell,
+also the CPU fallback without a C compiler) and "triton" (under TRITON_INTERPRET=1 on the CPU).
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before the Triton kernels are defined
 
 from rnnbench.kernels import multi_lstm as M  # noqa: E402
+from rnnbench.kernels.multi_lstm import fused  # noqa: E402
 
-FAST = ["cpu", "torch_cell", "triton"]
+FAST = ["cpu", "torch", "triton"]
 
 # (lengths, input size, hidden, LSTMs, bidirectional): ragged with zero-length and
 # length-1 sequences, T = 1, batch 1 with odd T, hidden sizes below, at and above the
@@ -31,8 +32,6 @@ CASES = [
 
 
 def run(impl, *args, bidirectional=True):
-    if impl == "torch_cell":
-        return M.recurrence(*args, bidirectional=bidirectional, cell=M.TorchCell)
     return M.multi_lstm(*args, bidirectional=bidirectional, impl=impl)
 
 
@@ -96,7 +95,7 @@ def test_bfloat16_runs_in_float32_and_returns_bfloat16(impl):
     assert_same((got[0].double(), [g.double() for g in got[1]]), expected, rtol=5e-2, atol=5e-2)
 
 
-@pytest.mark.parametrize("impl", ["cpu", "torch_cell"])
+@pytest.mark.parametrize("impl", ["cpu", "torch"])
 def test_padding_is_never_read(impl):
     """NaN in the padding changes nothing: not the outputs, not any gradient."""
     args = problem([5, 2, 4], 3, 4, 2, True)
@@ -111,7 +110,7 @@ def test_weight_gradients_in_chunks_of_steps(monkeypatch):
     """The backward sums the weight gradients over chunks of steps; chunk boundaries change nothing."""
     args = problem([7, 3, 6, 1], 4, 5, 2, True)
     expected = outputs_and_grads(M.reference, *args)
-    monkeypatch.setattr(M, "_CHUNK_ROWS", 8)  # 2 steps per chunk for 4 sequences
+    monkeypatch.setattr(fused, "_CHUNK_ROWS", 8)  # 2 steps per chunk for 4 sequences
     assert_same(outputs_and_grads(lambda *a: run("cpu", *a), *args), expected, rtol=1e-5, atol=2e-6)
 
 
@@ -131,7 +130,7 @@ def test_input_that_needs_no_gradient_gets_none():
     assert all(g is not None and torch.any(g != 0) for g in grads)
 
 
-@pytest.mark.parametrize("impl", ["cpu", "torch_cell"])
+@pytest.mark.parametrize("impl", ["cpu", "torch"])
 def test_gradcheck_float64(impl):
     x, mask, *weights = problem([3, 1], 2, 2, 1, True, dtype=torch.float64)
     assert torch.autograd.gradcheck(lambda x, *w: run(impl, x, mask, *w), (x, *weights))
@@ -140,3 +139,9 @@ def test_gradcheck_float64(impl):
 def test_unknown_impl_is_refused():
     with pytest.raises(ValueError, match="unknown impl"):
         M.multi_lstm(*problem([2], 2, 2, 1, True), impl="cuda")
+
+
+def test_mismatched_weights_are_refused():
+    x, mask, w_ih, w_hh, bias = problem([2], 2, 2, 1, True)
+    with pytest.raises(ValueError, match=r"w_hh \[D, 4H, H\]"):
+        M.multi_lstm(x, mask, w_ih, w_hh[:, :7], bias)

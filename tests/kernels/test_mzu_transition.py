@@ -1,8 +1,9 @@
 """mzu_transition: every implementation against the reference, outputs, zone cosines and every gradient.
 
-Implementations: "hoisted", "fused" with its C pieces (the CPU default) and "fused"
-with its torch-operation pieces (the path of other devices and of machines without
-a C compiler). The paper's equations themselves are checked in tests/encoders/test_mzu.py.
+Implementations: "cpu" (the fused scan with its C pieces, the CPU default), "torch" (the
+fused scan with torch-operation pieces: the path of other devices and of machines without
+a C compiler) and the "hoisted" variant. The weights come from the encoder's modules; the
+paper's equations themselves are checked in tests/encoders/test_mzu.py.
 """
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import copy
 import pytest
 import torch
 
-from rnnbench.kernels import _mzu_fused
+from rnnbench.encoders.mzu import MZUTransition
+from rnnbench.kernels import dispatch
 from rnnbench.kernels import mzu_transition as op
+from rnnbench.kernels.mzu_transition import cpu as cpu_impl
+from rnnbench.kernels.mzu_transition import fused
 
 pytestmark = pytest.mark.usefixtures("nan_allocations", "one_thread")
 
-IMPLS = ["hoisted", "fused", "fused_torch_ops"]
+IMPLS = ["hoisted", "cpu", "torch"]
 HIDDEN = 16
 COMPOSITIONS = ["sat", "gcn", "cap"]
 
@@ -32,16 +36,17 @@ CASES = [
 
 
 def run(impl, x, mask, transition, drop=None):
-    if impl == "fused_torch_ops":
-        return op.MZUOutput(*_mzu_fused.fused(x, mask, transition, drop, compiled=False))
-    return {"reference": op.reference, "hoisted": op.hoisted, "fused": op.fused}[impl](x, mask, transition, drop)
+    cells, options = transition.weights(), transition.options
+    if impl == "hoisted":
+        return op.hoisted(x, mask, cells, options, drop)
+    return op.mzu_transition(x, mask, cells, options, drop, impl=impl)
 
 
 def problem(composition, lengths, depth, share, dtype=torch.float32, dropout=0.0, seed=0):
     """A transition (random layer-norm affine parameters, so their gradients are not
     trivial) and inputs with noise in the padding."""
     torch.manual_seed(seed)
-    transition = op.MZUTransition(3, HIDDEN, composition=composition, transition_depth=depth,
+    transition = MZUTransition(3, HIDDEN, composition=composition, transition_depth=depth,
                                   share_transition=share, dropout=dropout).to(dtype)
     with torch.no_grad():
         for cell in transition.cells:
@@ -124,13 +129,13 @@ def flatten(result):
 @pytest.mark.parametrize("composition", COMPOSITIONS)
 def test_matches_reference_with_candidate_dropout(impl, composition):
     transition, x, mask = problem(composition, [6, 4, 2], 1, False, dtype=torch.float64, dropout=0.4)
-    drop = op.candidate_dropout(transition.train(), x)
+    drop = transition.train().candidate_dropout(x)
     assert drop is not None and torch.any(drop == 0)
     expected = outputs_and_grads("reference", transition, x, mask, drop)
     assert_same(outputs_and_grads(impl, transition, x, mask, drop), expected, rtol=1e-9, atol=1e-11)
 
 
-@pytest.mark.parametrize("impl", ["fused", "fused_torch_ops"])
+@pytest.mark.parametrize("impl", ["cpu", "torch"])
 @pytest.mark.parametrize("composition", COMPOSITIONS)
 def test_bfloat16_input_runs_in_float32_and_returns_bfloat16(impl, composition):
     """A bfloat16 transition and input: the fused scan computes in float32 and returns
@@ -151,7 +156,7 @@ def test_gradcheck_float64(composition, compiled):
     tiny transition (2 zones of 2, FFN 3, 2 capsules) with random biases: with zero ones a
     ReLU input can sit exactly at its kink, where finite differences see half a slope."""
     torch.manual_seed(0)
-    transition = op.MZUTransition(2, 4, composition=composition, num_zones=2, ffn_size=3).double()
+    transition = MZUTransition(2, 4, composition=composition, num_zones=2, ffn_size=3).double()
     with torch.no_grad():
         for p in transition.parameters():
             if p.dim() == 1:
@@ -163,30 +168,37 @@ def test_gradcheck_float64(composition, compiled):
 
     def fn(x, *weights):
         with torch.nn.utils.stateless._reparametrize_module(transition, dict(zip(names, weights))):
-            out = _mzu_fused.fused(x, mask, transition, compiled=compiled)
+            out = fused.fused(x, mask, transition.weights(), transition.options, compiled=compiled)
         return out[0], out[1]
 
     assert torch.autograd.gradcheck(fn, (x.requires_grad_(), *params))
 
 
-def test_fused_is_the_default_and_the_encoder_uses_it(monkeypatch):
+def test_cpu_is_the_default_and_the_encoder_uses_it(monkeypatch):
     calls = []
-    monkeypatch.setattr(op, "fused", lambda *a: calls.append(1) or op.reference(*a))
+    scan = fused.fused
+    monkeypatch.setattr(fused, "fused", lambda *a, **k: calls.append(k["compiled"]) or scan(*a, **k))
     from rnnbench.encoders.mzu import MZU
 
+    dispatch.reset_used()
     encoder = MZU(3, hidden_size=8)
     encoder(torch.randn(2, 3, 3), torch.ones(2, 3, dtype=torch.bool))
-    assert len(calls) == 2  # forward and backward scans
+    assert calls == [True, True]  # forward and backward scans, with the C pieces
+    assert dispatch.implementations_used() == {"mzu_transition": "cpu"}
 
 
 def test_compiled_pieces_are_used_on_cpu():
-    from rnnbench.kernels import _mzu_cpu
+    assert dispatch.c_compiler_available(), "no C compiler: the CPU fast path would fall back to torch operations"
+    assert fused.ops_for(torch.device("cpu")) is cpu_impl.COps
+    assert fused.ops_for(torch.device("cpu"), compiled=False) is fused.TorchOps
 
-    assert _mzu_cpu.available(), "no C compiler: the CPU fast path would fall back to torch operations"
-    assert _mzu_fused.ops_for(torch.device("cpu")) is _mzu_cpu.COps
 
-
-def test_unknown_impl_is_named():
+def test_triton_is_refused_by_name_and_replaced_as_the_default(monkeypatch):
     transition, x, mask = problem("sat", [2], 1, False)
-    with pytest.raises(ValueError, match="known: reference, hoisted, fused"):
-        op.mzu_recurrence(x, mask, transition, impl="triton")
+    with pytest.raises(ValueError, match="mzu_transition has no 'triton' implementation"):
+        run("triton", x, mask, transition)
+    monkeypatch.setattr(dispatch, "_default", "triton")
+    dispatch.reset_used()
+    with pytest.warns(UserWarning, match="impl='torch'"):
+        run(None, x, mask, transition)
+    assert dispatch.implementations_used() == {"mzu_transition": "torch"}

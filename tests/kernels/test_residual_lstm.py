@@ -1,7 +1,7 @@
 """residual_lstm (Res-V2): every fast implementation against the per-step reference.
 
-Fast implementations: "cpu" (the compiled C cell), the same with the torch-operations
-cell (what "cpu" runs without a C compiler) and "triton" (under TRITON_INTERPRET=1 on
+Fast implementations: "cpu" (the compiled C cell), "torch" (the torch-operations cell,
+what "cpu" falls back to without a C compiler) and "triton" (under TRITON_INTERPRET=1 on
 the CPU). Outputs and the gradients of every input, float32 tight and bfloat16 loose.
 """
 from __future__ import annotations
@@ -14,10 +14,9 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before the Triton kernels are defined
 
-from rnnbench.kernels import _lstm_cell_cpu  # noqa: E402
 from rnnbench.kernels import residual_lstm as R  # noqa: E402
 
-FAST = ["cpu", "torch_cell", "triton"]
+FAST = ["cpu", "torch", "triton"]
 NAMES = ["x", "residual", "w_ih", "w_hh", "bias"]
 
 # (lengths, input size, hidden): ragged, T = 1, batch 1 with odd T, hidden sizes below,
@@ -29,15 +28,6 @@ CASES = [
     ([6, 6, 2], 3, 20),
     ([4, 2], 8, 4),
 ]
-
-
-@pytest.fixture
-def impl(request, monkeypatch):
-    """The impl argument of residual_lstm; "torch_cell" is "cpu" on a machine without a C compiler."""
-    if request.param == "torch_cell":
-        monkeypatch.setattr(_lstm_cell_cpu, "compiler", lambda: None)
-        return "cpu"
-    return request.param
 
 
 def problem(lengths, I, H, dtype=torch.float32, seed=0):
@@ -63,7 +53,7 @@ def assert_same(got, expected, **tol):
         torch.testing.assert_close(a, b, **tol, msg=lambda m, name=name: f"grad of {name}: {m}")
 
 
-@pytest.mark.parametrize("impl", FAST, indirect=True)
+@pytest.mark.parametrize("impl", FAST)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"lengths{c[0]}-I{c[1]}-H{c[2]}")
 def test_fast_matches_reference_float32(impl, case):
     args = problem(*case)
@@ -72,7 +62,7 @@ def test_fast_matches_reference_float32(impl, case):
     assert torch.all(got[0][~args[2]] == 0)
 
 
-@pytest.mark.parametrize("impl", FAST, indirect=True)
+@pytest.mark.parametrize("impl", FAST)
 def test_fast_matches_reference_bfloat16(impl):
     args = problem([6, 4, 1], 5, 7, dtype=torch.bfloat16)
     got = outputs_and_grads(lambda *a: R.residual_lstm(*a, impl=impl), *args)
@@ -81,7 +71,7 @@ def test_fast_matches_reference_bfloat16(impl):
     assert_same(got, expected, rtol=5e-2, atol=5e-2)
 
 
-@pytest.mark.parametrize("impl", ["cpu", "torch_cell"], indirect=True)
+@pytest.mark.parametrize("impl", ["cpu", "torch"])
 def test_gradcheck_float64(impl):
     x, residual, mask, w_ih, w_hh, bias = problem([3, 1], 2, 2, dtype=torch.float64)
     assert torch.autograd.gradcheck(

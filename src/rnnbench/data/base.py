@@ -8,12 +8,18 @@ batcher numericalise it and give it a mask. Readers know nothing of models.
 """
 from __future__ import annotations
 
+import gzip
 import os
 import random
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Callable
 
-from rnnbench.errors import DatasetMissingError
+from rnnbench.errors import DataFormatError, DatasetMissingError
+
+# What reading a damaged compressed file raises (a truncated download, an HTML error page saved under the name)
+DAMAGED_ARCHIVE_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile)
 
 Records = list[dict]
 Splits = dict[str, Records]
@@ -53,7 +59,10 @@ class Reader:
         root = Path(data_dir)
         missing = [p for p in self.input_paths(root) if not p.exists()]
         if not missing:
-            return self.read_files(root)
+            try:
+                return self.read_files(root)
+            except DAMAGED_ARCHIVE_ERRORS as exc:
+                raise damaged_input_error(self.input_paths(root), exc, self.source) from None
         hub_note = try_hub_note(self)
         if self.hub_id and not hub_note:
             try:
@@ -109,3 +118,47 @@ def hold_out(train: list, test: list, dev_size: int, seed: int, where: str) -> d
         "dev": [r for i, r in enumerate(train) if i in held],
         "test": test,
     }
+
+
+def describe_damage(path: Path) -> str | None:
+    """Why a .gz or .zip file cannot be read (None if it reads to the end)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return None
+    if path.suffix in (".gz", ".zip") and not head:
+        return "is empty"
+    looks_html = head.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html", b"<?xml", b"<head", b"<body"))
+    if path.suffix == ".gz":
+        if head[:2] != b"\x1f\x8b":
+            return "is not gzip data (it looks like an HTML page saved under this name)" if looks_html else "is not gzip data"
+        try:
+            with gzip.open(path, "rb") as handle:
+                while handle.read(1 << 24):
+                    pass
+        except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
+            return f"is truncated or corrupt ({exc})"
+    elif path.suffix == ".zip":
+        if not zipfile.is_zipfile(path):
+            return "is not a zip archive (it looks like an HTML page saved under this name)" if looks_html else "is not a zip archive (truncated?)"
+        try:
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+        except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as exc:
+            return f"is truncated or corrupt ({exc})"
+        if bad:
+            return f"is corrupt (member {bad} fails its checksum)"
+    return None
+
+
+def damaged_input_error(paths: list[Path], exc: BaseException, source: str = "") -> DataFormatError:
+    """One line naming the damaged input file (found by checking each) and what to do."""
+    files = [p for p in paths if p.is_file()] + [q for p in paths if p.is_dir() for q in sorted(p.rglob("*")) if q.suffix in (".gz", ".zip")]
+    again = f"download it again{f' from {source}' if source else ''}"
+    for path in files:
+        problem = describe_damage(path)
+        if problem:
+            return DataFormatError(path, None, f"{problem}: {again}")
+    names = ", ".join(str(p) for p in paths)
+    return DataFormatError(names, None, f"a compressed input is damaged ({type(exc).__name__}: {exc}): {again}")

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Iterator
 
 import torch
-from tqdm import tqdm
 
-from rnnbench.errors import DataFormatError, RnnbenchError
+from rnnbench.data.base import DAMAGED_ARCHIVE_ERRORS, damaged_input_error
+from rnnbench.errors import DataFormatError, EmbeddingError, RnnbenchError
+from rnnbench.progress import progress_bar
 
 GLOVE_SOURCE = "https://nlp.stanford.edu/projects/glove/"
 
@@ -34,11 +35,34 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", errors="replace")
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _width(parts: list[str]) -> int:
+    """How many numbers end a GloVe line (its vector width)."""
+    count = 0
+    for part in reversed(parts[1:]):  # the first field is always (part of) the word
+        if not _is_number(part):
+            break
+        count += 1
+    return count
+
+
 def iter_glove(path: Path, dim: int) -> Iterator[tuple[int, str, list[str]]]:
-    """(line number, word, value strings). Words may contain spaces (840B), so split from the right."""
+    """(line number, word, value strings). Words may contain spaces (840B), so split from the right.
+    The first line's width must be ``dim``: a 100-d file read as 50-d would otherwise give
+    words such as "the 0.418 ..." that match nothing."""
     with _open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             parts = line.rstrip("\n").rstrip(" ").split(" ")
+            if number == 1 and 0 < _width(parts) != dim:
+                raise EmbeddingError(f"{path} holds {_width(parts)}-dimensional vectors but embedding.dim={dim}: "
+                                     f"set embedding.dim={_width(parts)} (or use a {dim}-d file)")
             if len(parts) < dim + 1:
                 raise DataFormatError(path, number, f"expected a word and {dim} numbers, got {len(parts)} fields")
             yield number, " ".join(parts[:-dim]), parts[-dim:]
@@ -53,12 +77,18 @@ def read_glove(path: Path, dim: int, cache_dir: str | Path) -> tuple[list[str], 
         saved = torch.load(cached)
         return saved["words"], saved["vectors"]
     words, rows = [], []
-    for number, word, values in tqdm(iter_glove(path, dim), desc=f"reading {path.name} (once; cached)", unit=" words", mininterval=2):
-        try:
-            rows.append([float(v) for v in values])
-        except ValueError:
-            raise DataFormatError(path, number, "a vector value is not a number") from None
-        words.append(word)
+    try:
+        for number, word, values in progress_bar(iter_glove(path, dim), desc=f"reading {path.name} (once; cached)", unit=" words", mininterval=2):
+            try:
+                rows.append([float(v) for v in values])
+            except ValueError:
+                raise DataFormatError(path, number, "a vector value is not a number") from None
+            words.append(word)
+    except DAMAGED_ARCHIVE_ERRORS as exc:
+        raise damaged_input_error([path], exc, GLOVE_SOURCE) from None
+    if not words:
+        raise EmbeddingError(f"embedding file {path} holds no vectors (empty file): download it again from {GLOVE_SOURCE} "
+                             "or use embedding=random")
     vectors = torch.tensor(rows, dtype=torch.float32)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")

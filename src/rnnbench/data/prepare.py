@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from filelock import FileLock
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
@@ -18,7 +22,7 @@ from rnnbench.data.base import Reader, Splits
 from rnnbench.data.batching import numericalise
 from rnnbench.data.embeddings import load_vectors
 from rnnbench.data.vocab import UNK, Vocab, text_fields
-from rnnbench.errors import ConfigError
+from rnnbench.errors import ConfigError, EmbeddingError
 
 
 @dataclass
@@ -62,19 +66,56 @@ def load_splits(reader: Reader, data_dir: str | Path, cache_dir: str | Path) -> 
     datasets.disable_progress_bars()
     cache = Path(cache_dir) / "records" / f"{reader.name}-{_cache_key(reader, data_dir)}"
     if (cache / "complete").exists():
-        loaded = datasets.load_from_disk(str(cache))
-        return {name: loaded[name].to_list() for name in loaded}
-    splits = reader.load(data_dir)
-    dd = datasets.DatasetDict({name: datasets.Dataset.from_list(records) for name, records in splits.items()})
-    tmp = cache.with_name(cache.name + ".tmp")
-    dd.save_to_disk(str(tmp))
-    if cache.exists():
-        import shutil
-
-        shutil.rmtree(cache)
-    tmp.rename(cache)
-    (cache / "complete").touch()
+        return _read_cache(cache)
+    # Processes preparing the same corpus at once: one builds, the others wait and read it.
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache) + ".lock"):
+        if (cache / "complete").exists():
+            return _read_cache(cache)
+        splits = reader.load(data_dir)
+        dd = datasets.DatasetDict({name: datasets.Dataset.from_list(records) for name, records in splits.items()})
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            dd.save_to_disk(str(tmp))
+            if cache.exists():  # a build that died before "complete"
+                shutil.rmtree(cache)
+            tmp.rename(cache)
+            (cache / "complete").touch()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return splits
+
+
+def _read_cache(cache: Path) -> Splits:
+    import datasets
+
+    loaded = datasets.load_from_disk(str(cache))
+    return {name: loaded[name].to_list() for name in loaded}
+
+
+def _empty_split_error(task: str, reader: Reader, data_dir: Path, split: str) -> ConfigError:
+    """Name the file to look at: an empty input first, else every input of the reader."""
+    paths = reader.input_paths(data_dir) if reader.files else []
+    empty = [p for p in paths if p.is_file() and p.stat().st_size == 0]
+    if empty:
+        where = f"{', '.join(map(str, empty))} {'is' if len(empty) == 1 else 'are'} empty"
+    elif paths:
+        where = f"read from {', '.join(map(str, paths))}"
+    else:
+        where = "generated (check task.reader's sizes)"
+    return ConfigError(f"task {task!r}: no {split!r} examples ({where}); check that file or download it again")
+
+
+def check_coverage(path, found: int, vocab_size: int, min_coverage: float) -> None:
+    """Refuse embeddings that cover less than ``min_coverage`` of the vocabulary (specials excluded)."""
+    words = max(vocab_size - 2, 1)
+    coverage = found / words
+    if coverage < min_coverage:
+        raise EmbeddingError(
+            f"embedding file {path} covers {found} of {words} vocabulary words ({coverage:.1%}), below "
+            f"embedding.min_coverage={min_coverage}: check the file (its width, casing: embedding.lowercase, language), "
+            "or set embedding.min_coverage=0 to train with random vectors for the missing words"
+        )
 
 
 def _without_empty_texts(raw: Splits, fields: list[str]) -> Splits:
@@ -92,7 +133,7 @@ def prepare(cfg: DictConfig) -> TaskData:
     raw = load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir)
     for split in ("train", "dev", "test"):
         if not raw.get(split):
-            raise ConfigError(f"task {cfg.task.name!r}: reader {reader.name!r} gave no {split!r} records")
+            raise _empty_split_error(cfg.task.name, reader, Path(cfg.paths.data_dir), split)
     fields = text_fields(raw["train"][0], tuple(getattr(reader, "raw_fields", ())))
     raw = _without_empty_texts(raw, fields)
     emb = cfg.embedding
@@ -100,6 +141,7 @@ def prepare(cfg: DictConfig) -> TaskData:
     vectors, found = None, None
     if emb.kind == "glove":
         vectors, found = load_vectors(emb.path, vocab.itos, emb.dim, emb.lowercase, cfg.paths.cache_dir)
+        check_coverage(emb.path, found, len(vocab), emb.get("min_coverage", 0.5))
     elif emb.kind != "random":
         raise ConfigError(f"embedding.kind must be 'glove' or 'random', got {emb.kind!r}")
     splits = {name: numericalise(records, vocab, fields) for name, records in raw.items()}

@@ -1,9 +1,11 @@
 """MZU: Multi-Zone Unit RNN (Meng et al., AAAI 2020), as a (bi)directional encoder.
 
 Each step's gate and candidate come from multi-zone functions (zone generation,
-composition, aggregation) and a deep transition chain; the recurrence lives in
-kernels.mzu_transition. The zone disagreement regulariser (eq. 18-19) is returned
-as aux_loss.
+composition, aggregation) and a deep transition chain. The modules below hold the
+weights (``MZUTransition``: the first cell and the transition cells, each of two
+``MFunction``s); the recurrence is the tensor-level op ``kernels.mzu_transition``, which
+also holds the equations (its reference loop is the specification). The zone
+disagreement regulariser (eq. 18-19) is returned as aux_loss.
 
 Options (conf/encoder/mzu_sat.yaml, mzu_gcn.yaml, mzu_cap.yaml):
   hidden_size          200. State size per direction; output is 2*hidden_size when bidirectional.
@@ -39,12 +41,149 @@ norm); GCN degrees are sums of absolute edge weights, since cosines can be negat
 """
 from __future__ import annotations
 
+import math
+
 import torch
+from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, reverse_padded
-from rnnbench.kernels.mzu_transition import MZUTransition, mzu_recurrence
+from rnnbench.kernels.mzu_transition import (
+    COMPOSITIONS,
+    GCN_ACTIVATIONS,
+    IMPLS,
+    M_NAMES,
+    CellWeights,
+    MZUOptions,
+    MZUOutput,
+    candidate_dropout,
+    mzu_transition,
+)
 
 NORMALIZERS = ("sequence", "token")
+__all__ = ["IMPLS", "MFunction", "MZU", "MZUCell", "MZUTransition", "mzu_recurrence"]
+
+
+def _weight(*shape, fan_in: int) -> nn.Parameter:
+    bound = 1.0 / math.sqrt(fan_in)
+    return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
+
+
+class MFunction(nn.Module):
+    """One multi-zone transformation M(x, h): zone generation, composition, aggregation."""
+
+    def __init__(self, input_size, hidden_size, num_zones, composition, ffn_size, num_capsules, routing_iterations, gcn_activation):
+        super().__init__()
+        self.input_size, self.num_zones = input_size, num_zones
+        self.composition, self.routing_iterations, self.gcn_activation = composition, routing_iterations, gcn_activation
+        d_z = hidden_size // num_zones
+        outputs = num_capsules if composition == "cap" else num_zones
+        d_o = hidden_size // outputs
+        self.zone_weight = _weight(num_zones, input_size + hidden_size, d_z, fan_in=input_size + hidden_size)
+        if composition == "sat":
+            self.query, self.key, self.value = (_weight(d_z, d_z, fan_in=d_z) for _ in range(3))
+        elif composition == "gcn":
+            self.graph = _weight(d_z, d_z, fan_in=d_z)
+        else:
+            self.capsule = _weight(num_capsules, d_z, d_o, fan_in=d_z)
+        self.ffn_in = _weight(d_o, ffn_size, fan_in=d_o)
+        self.ffn_in_bias = nn.Parameter(torch.zeros(ffn_size))
+        self.ffn_out = _weight(ffn_size, d_o, fan_in=ffn_size)
+        self.ffn_out_bias = nn.Parameter(torch.zeros(d_o))
+        self.aggregate = _weight(outputs * d_o, hidden_size, fan_in=outputs * d_o)
+        self.aggregate_bias = nn.Parameter(torch.zeros(hidden_size))
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        """{name: tensor} as the op reads them (``M_NAMES``)."""
+        return {name: getattr(self, name) for name in M_NAMES[self.composition]}
+
+
+class MZUCell(nn.Module):
+    """One MZU (or transition) cell: eqs. 1-3 with layer norm and dropout on the candidate."""
+
+    def __init__(self, input_size, hidden_size, **m_options):
+        super().__init__()
+        self.input_size = input_size
+        self.m_h = MFunction(input_size, hidden_size, **m_options)
+        self.m_g = MFunction(input_size, hidden_size, **m_options)
+        self.layer_norm = nn.LayerNorm(hidden_size)
+
+    def weights(self) -> CellWeights:
+        return CellWeights(self.m_h.weights(), self.m_g.weights(), self.layer_norm.weight, self.layer_norm.bias)
+
+
+class MZUTransition(nn.Module):
+    """The weights of one MZU scan: the first cell and ``transition_depth`` transition cells.
+
+    ``share_transition``: the transition cells reuse the first cell's M-functions
+    with a zero input (the paper does this on Penn Treebank); otherwise each has its own.
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        composition: str = "sat",
+        num_zones: int = 4,
+        transition_depth: int = 1,
+        ffn_size: int | None = None,
+        num_capsules: int = 2,
+        routing_iterations: int = 3,
+        gcn_activation: str = "relu",
+        share_transition: bool = False,
+        dropout: float = 0.0,
+    ):
+        super().__init__()
+        if composition not in COMPOSITIONS:
+            raise ValueError(f"MZU composition must be one of {', '.join(COMPOSITIONS)}; got {composition!r}")
+        if gcn_activation not in GCN_ACTIVATIONS:
+            raise ValueError(f"MZU gcn_activation must be one of {', '.join(GCN_ACTIVATIONS)}; got {gcn_activation!r}")
+        if hidden_size % num_zones:
+            raise ValueError(f"MZU hidden_size ({hidden_size}) must be a multiple of num_zones ({num_zones})")
+        if composition == "cap" and hidden_size % num_capsules:
+            raise ValueError(f"MZU hidden_size ({hidden_size}) must be a multiple of num_capsules ({num_capsules})")
+        if transition_depth < 0 or routing_iterations < 1 or not 0.0 <= dropout < 1.0:
+            raise ValueError("MZU needs transition_depth >= 0, routing_iterations >= 1 and 0 <= dropout < 1")
+        self.input_size, self.hidden_size, self.num_zones = input_size, hidden_size, num_zones
+        self.dropout = dropout
+        m_options = dict(
+            num_zones=num_zones,
+            composition=composition,
+            ffn_size=ffn_size or hidden_size,
+            num_capsules=num_capsules,
+            routing_iterations=routing_iterations,
+            gcn_activation=gcn_activation,
+        )
+        first = MZUCell(input_size, hidden_size, **m_options)
+        self.cells = nn.ModuleList(
+            [first] + [first if share_transition else MZUCell(0, hidden_size, **m_options) for _ in range(transition_depth)]
+        )
+
+        self.options = MZUOptions(composition, routing_iterations, gcn_activation, self.cells[0].layer_norm.eps)
+
+    @property
+    def m_functions_per_step(self) -> int:
+        return 2 * len(self.cells)
+
+    def weights(self) -> list[CellWeights]:
+        """Each cell's weights for the op; a shared transition cell is the first's object."""
+        own: dict[int, CellWeights] = {}
+        for cell in self.cells:
+            if id(cell) not in own:
+                own[id(cell)] = cell.weights()
+        return [own[id(cell)] for cell in self.cells]
+
+    def candidate_dropout(self, x) -> torch.Tensor | None:
+        """Inverted-dropout multipliers for every step and cell, [T, depth + 1, B, d_h]; None in eval."""
+        p = self.dropout if self.training else 0.0
+        return candidate_dropout(x, len(self.cells), self.hidden_size, p)
+
+
+def mzu_recurrence(x, mask, transition: MZUTransition, impl: str | None = None) -> MZUOutput:
+    """One forward-in-time scan of ``transition``'s weights (the kernel op on its tensors),
+    with fresh candidate-dropout masks in training."""
+    drop = transition.candidate_dropout(x)
+    return mzu_transition(x, mask, transition.weights(), transition.options, drop, impl=impl)
+
 
 
 class MZU(Encoder):
