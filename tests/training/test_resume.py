@@ -65,3 +65,32 @@ def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(tmp_path):
     preds_a = (Path(a["run_dir"]) / "predictions.jsonl").read_text()
     preds_b = (Path(b["run_dir"]) / "predictions.jsonl").read_text()
     assert preds_a == preds_b
+
+
+def test_ctrl_c_saves_a_checkpoint_says_how_to_resume_and_resumes_exactly(tmp_path):
+    args = ARGS[:]
+    args[args.index("trainer.epochs=2")] = "trainer.epochs=1"
+    clean = run_train_py(args + [f"paths.runs_dir={tmp_path / 'clean'}"])
+    assert clean.returncode == 0, clean.stderr
+
+    runs = tmp_path / "interrupted"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled"}
+    proc = subprocess.Popen([sys.executable, str(REPO / "train.py"), *args, f"paths.runs_dir={runs}"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None and not list(runs.glob("picking/bilstm/*/last.pt")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    (line,) = err.strip().splitlines()  # one line, no traceback
+    assert line.startswith("interrupted at epoch 1, batch ") and "run the same command to resume" in line
+    (last,) = runs.glob("picking/bilstm/*/last.pt")
+    state = torch.load(last, weights_only=False)["state"]
+    assert f"batch {state['batch']};" in line and not list(runs.glob("picking/bilstm/*/done"))
+
+    resumed = run_train_py(args + [f"paths.runs_dir={runs}"])
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming from epoch 1, batch {state['batch']}" in resumed.stdout
+    a, b = _record(tmp_path / "clean"), _record(runs)
+    assert a["test"] == b["test"] and a["dev"] == b["dev"]

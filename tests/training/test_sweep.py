@@ -46,3 +46,37 @@ def test_concurrent_index_writers_never_interleave(tmp_path):
         p.join()
     rows = [json.loads(line) for line in index.read_text().splitlines()]
     assert len(rows) == 400 and len({r["identity"] for r in rows}) == 400
+
+
+def _summary(result) -> str:
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("sweep summary:")]
+    return line
+
+
+def test_a_failing_joblib_job_does_not_stop_its_neighbour(tmp_path):
+    """SearchQA is missing: its job fails, the picking job beside it finishes; exit status 1."""
+    runs = tmp_path / "runs"
+    result = run_train_py(["-m", "task=picking,searchqa", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"paths.runs_dir={runs}",
+                           "trainer=smoke", "encoder.hidden_size=16"], env_extra={"RNNBENCH_DATA": str(tmp_path / "nodata")})
+    assert result.returncode == 1, result.stderr
+    assert "2 jobs: 1 ran, 0 skipped (0 already done, 0 in progress elsewhere), 1 failed" in _summary(result)
+    assert "task=searchqa" in result.stdout and "dataset 'searchqa' not found" in result.stdout
+    assert len(list(runs.glob("picking/bilstm/*/done"))) == 1 and not list(runs.glob("searchqa/*"))
+    assert "Traceback" not in result.stderr
+
+
+def test_a_locked_run_is_skipped_and_the_sweep_goes_on(tmp_path):
+    from filelock import FileLock
+
+    from rnnbench.compose import compose_config
+    from rnnbench.results.identity import run_dir
+
+    runs = tmp_path / "runs"
+    common = [f"paths.runs_dir={runs}", *SMALL]
+    locked = run_dir(compose_config([*common, "seed=1"]))
+    locked.mkdir(parents=True)
+    with FileLock(str(locked / ".lock")):  # another process is training seed 1
+        result = run_train_py(["-m", "seed=1,2", *common])
+    assert result.returncode == 0, result.stderr
+    assert "2 jobs: 1 ran, 1 skipped (0 already done, 1 in progress elsewhere), 0 failed" in _summary(result)
+    assert not (locked / "done").exists() and len(list(runs.glob("picking/bilstm/s2-*/done"))) == 1
