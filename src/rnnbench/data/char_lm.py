@@ -145,6 +145,7 @@ class Text8Reader(CharLMReader):
     name = "text8"
     files = (TEXT8_FILE,)
     source = "http://mattmahoney.net/dc/text8.zip (unzipped as text8/text8, or the zip itself as text8/text8.zip)"
+    hub_id = "afmck/text8"  # parquet: one row of text per split, the file's first 90M, next 5M, last 5M characters
 
     def input_paths(self, root: Path) -> list[Path]:
         # The plain file if present, else the zip; the plain file's name when neither exists (error message).
@@ -154,9 +155,29 @@ class Text8Reader(CharLMReader):
 
     def streams(self, root: Path) -> dict[str, list[str]]:
         (path,) = self.input_paths(root)
-        text = read_text8(path)
-        a, b = text8_split_points(len(text))
-        return {"train": list(text[:a]), "dev": list(text[a:b]), "test": list(text[b:])}
+        return text8_streams(read_text8(path))
+
+    def read_hub(self) -> Splits:
+        from rnnbench.data.hub import load_hub
+
+        return self.records_from_hub(load_hub(self.hub_id))
+
+    def records_from_hub(self, hub) -> Splits:
+        """Records from the hub copy: its ``train``, ``validation`` and ``test`` rows put back
+        together are the file's text, checked and split as the file is: the same records."""
+        parts = []
+        for split in ("train", "validation", "test"):
+            rows = list(hub[split])
+            if len(rows) != 1 or not isinstance(rows[0].get("text"), str):
+                raise DataFormatError(f"{self.hub_id}:{split}", None, f"expected one row with a 'text' string, got {len(rows)} rows")
+            parts.append(rows[0]["text"])
+        text = check_text8("".join(parts).encode("ascii", errors="replace"), f"{self.hub_id} (train+validation+test)")
+        return {split: segment_records(stream, split, self.bptt, self.context) for split, stream in text8_streams(text).items()}
+
+
+def text8_streams(text: str) -> dict[str, list[str]]:
+    a, b = text8_split_points(len(text))
+    return {"train": list(text[:a]), "dev": list(text[a:b]), "test": list(text[b:])}
 
 
 def text8_split_points(n: int) -> tuple[int, int]:
@@ -174,6 +195,11 @@ def read_text8(path: Path) -> str:
             data = zf.read(names[0])
     else:
         data = path.read_bytes()
+    return check_text8(data, path)
+
+
+def check_text8(data: bytes, path) -> str:
+    """The text of text8's bytes, checked to be a-z and space (``path`` names the source in errors)."""
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError as exc:

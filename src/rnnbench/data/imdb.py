@@ -104,11 +104,14 @@ class ImdbReader(Reader):
         return {split: self._tokenise(raw, split) for split, raw in self.read_raw(root).items()}
 
     def read_hub(self) -> Splits:
-        """The hub copy has text and label (0 neg, 1 pos) but no review ids, so its
-        order, and hence its dev split, differs from the files'."""
-        from datasets import load_dataset
+        """stanfordnlp/imdb (parquet, configuration ``plain_text``)."""
+        from rnnbench.data.hub import load_hub
 
-        hub = load_dataset(self.hub_id)
+        return self.records_from_hub(load_hub(self.hub_id, "plain_text"))
+
+    def records_from_hub(self, hub) -> Splits:
+        """The hub copy has text and label (0 neg, 1 pos) but no review ids, so its
+        order, and hence its dev split, differs from the files'; ids are ``<split>-<row>``."""
         raw = {
             split: [(f"{split}-{i}", row["label"], row["text"]) for i, row in enumerate(hub[split])]
             for split in ("train", "test")

@@ -77,7 +77,7 @@ class MSMarcoReader(Reader):
         "https://microsoft.github.io/msmarco/ (v1.1: train_v1.1.json.gz and dev_v1.1.json.gz; "
         "v2.1: train_v2.1.json.gz and dev_v2.1.json.gz), placed in <data_dir>/msmarco/"
     )
-    hub_id = None  # the hub copy (ms_marco) re-shapes the passages; we read the original files only
+    hub_id = "microsoft/ms_marco"  # parquet, configurations v1.1 and v2.1 (records_from_hub)
 
     def __init__(self, version: str = "v1.1", passages: str = "all", dev_fraction: float = 0.025, dev_seed: int = 13):
         if version not in VERSIONS:
@@ -179,8 +179,42 @@ class MSMarcoReader(Reader):
             raise DataFormatError(path, None, "no answered queries in this file")
         return records
 
+    def _split(self, train: Records, official_dev: Records) -> Splits:
+        dev_size = max(1, round(len(train) * self.dev_fraction))
+        return hold_out(train, official_dev, dev_size, self.dev_seed, f"MS MARCO {self.version} train")
+
     def read_files(self, root: Path) -> Splits:
         train_path, dev_path = self.input_paths(root)
-        train = self._read(train_path)
-        dev_size = max(1, round(len(train) * self.dev_fraction))
-        return hold_out(train, self._read(dev_path), dev_size, self.dev_seed, f"MS MARCO {self.version} train")
+        return self._split(self._read(train_path), self._read(dev_path))
+
+    # ---- the hub copy ------------------------------------------------------------------
+
+    def read_hub(self) -> Splits:
+        from rnnbench.data.hub import load_hub
+
+        return self.records_from_hub(load_hub(self.hub_id, self.version))
+
+    def records_from_hub(self, hub) -> Splits:
+        """Records from the hub copy's ``train`` and ``validation`` (the official dev set)
+        splits: the files' examples in file order, with ``passages`` held as columns
+        (``{"is_selected": [...], "passage_text": [...], "url": [...]}``) instead of a list
+        of objects; put back as a list, each row gives the record its example gives."""
+        out = []
+        for hub_split in ("train", "validation"):
+            records = []
+            for i, row in enumerate(hub[hub_split]):
+                try:
+                    row = dict(row)
+                    passages = row.get("passages")
+                    if isinstance(passages, dict):  # the hub's columns of a sequence of structs
+                        keys = list(passages)
+                        row["passages"] = [dict(zip(keys, values)) for values in zip(*(passages[k] for k in keys))]
+                    record = self._record(row)
+                except (ValueError, TypeError) as exc:
+                    raise DataFormatError(f"{self.hub_id}:{self.version}:{hub_split}", None, f"row {i}: not an MS MARCO example: {exc}") from None
+                if record is not None:
+                    records.append(record)
+            if not records:
+                raise DataFormatError(f"{self.hub_id}:{self.version}:{hub_split}", None, "no answered queries in this split")
+            out.append(records)
+        return self._split(*out)

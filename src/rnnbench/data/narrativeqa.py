@@ -83,6 +83,7 @@ class NarrativeQAReader(Reader):
     name = "narrativeqa"
     files = (QAPS, SUMMARIES)
     source = "https://github.com/deepmind/narrativeqa (qaps.csv and third_party/wikipedia/summaries.csv)"
+    hub_id = "deepmind/narrativeqa"
     # Reference strings for the metrics, not model input. data.prepare does not read this attribute yet: until
     # it does, `answers` counts as a text field (the vocabulary holds each whole answer string; batches carry
     # its ids, which no head reads).
@@ -137,5 +138,43 @@ class NarrativeQAReader(Reader):
         record.update(span_start=start, span_end=end, span_rouge=rouge)
         return record
 
-    def read_hub(self) -> Splits:  # pragma: no cover - no hub copy in the original layout
-        raise NotImplementedError
+    def read_hub(self) -> Splits:
+        """deepmind/narrativeqa (parquet), streamed: each row also carries its whole story
+        (16 GB of Arrow as a local copy), which the summaries setting does not read."""
+        from rnnbench.data.hub import load_hub
+
+        return self.records_from_hub(load_hub(self.hub_id, streaming=True))
+
+    def records_from_hub(self, hub) -> Splits:
+        """Records from the hub copy's rows: one per question of qaps.csv, in file order
+        within each split (``train``/``validation``/``test``), with ``document.id``,
+        ``document.summary.{text,tokens}``, ``question.{text,tokens}`` and two ``answers``
+        ``{text,tokens}``; the tokens are the csv's ``*_tokenized`` columns split on
+        whitespace. The same records as the files: a document's questions all sit in one
+        split, so numbering them within a split gives the files' ids."""
+        splits: Splits = {"train": [], "dev": [], "test": []}
+        for hub_split, split in (("train", "train"), ("validation", "dev"), ("test", "test")):
+            seen: dict[str, int] = {}
+            summaries: dict[str, list[str]] = {}
+            for i, row in enumerate(hub[hub_split]):
+                where = f"{self.hub_id}:{hub_split} row {i}"
+                try:
+                    doc = row["document"]["id"].strip()
+                    summary = row["document"]["summary"]
+                    answers = row["answers"]
+                    if len(answers) != 2:
+                        raise ValueError(f"{len(answers)} answers, expected 2")
+                    fields = {"question": row["question"]["text"], "question_tokenized": " ".join(row["question"]["tokens"])}
+                    for k, answer in enumerate(answers, start=1):
+                        fields[f"answer{k}"] = answer["text"]
+                        fields[f"answer{k}_tokenized"] = " ".join(answer["tokens"])
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    raise DataFormatError(where, None, f"not a NarrativeQA hub row ({type(exc).__name__}: {exc})") from None
+                if doc not in summaries:
+                    tokens = _tokens(" ".join(summary["tokens"]), summary["text"])
+                    summaries[doc] = tokens[: self.max_passage_tokens] if self.max_passage_tokens else tokens
+                n = seen[doc] = seen.get(doc, -1) + 1
+                record = self._record(f"{doc}:{n}", summaries[doc], fields)
+                if split != "train" or not self.drop_unmatched_train or record.get("span_start", 0) >= 0:
+                    splits[split].append(record)
+        return splits

@@ -64,6 +64,7 @@ class SearchQAReader(Reader):
 
     name = "searchqa"
     source = "https://github.com/nyu-dl/dl4ir-searchQA (its Google Drive link: data_json/{train,val,test}.zip)"
+    hub_id = "kyunghyuncho/search_qa"  # hosts the release's own zips: data/train_test_val/{train,val,test}.zip
     # Reference strings for the metrics, not model input. data.prepare does not read this attribute yet: until
     # it does, `answers` counts as a text field (the vocabulary holds each whole answer string; batches carry
     # its ids, which no head reads).
@@ -124,10 +125,21 @@ class SearchQAReader(Reader):
         return record
 
     def read_files(self, root: Path) -> Splits:
+        return self.read_paths({name: self._split_path(root, name) for name in SPLITS.values()})
+
+    def read_hub(self) -> Splits:
+        """The release's zips as kyunghyuncho/search_qa hosts them (its loading script, which
+        ``datasets`` no longer runs, reads the same files), read as the files are: the same records."""
+        from rnnbench.data.hub import hub_file
+
+        return self.read_paths({name: hub_file(self.hub_id, f"data/train_test_val/{name}.zip") for name in SPLITS.values()})
+
+    def read_paths(self, paths: dict[str, Path]) -> Splits:
+        """Records of the split folders or zips ``paths`` ({"train": ..., "val": ..., "test": ...})."""
         splits: Splits = {}
         for split, name in SPLITS.items():
             records = []
-            for rid, where, raw in self._documents(self._split_path(root, name)):
+            for rid, where, raw in self._documents(paths[name]):
                 record = self._record(rid, where, raw)
                 if record is None:
                     continue

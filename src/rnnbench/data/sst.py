@@ -176,10 +176,14 @@ class SSTReader(Reader):
         return {split: self._records(split, split_trees) for split, split_trees in trees.items()}
 
     def read_hub(self) -> Splits:
-        """The hub's ``ptb`` configuration holds the same tree strings (``ptb_tree``)."""
-        from datasets import load_dataset
+        """The ``ptb`` configuration of the hub's parquet export of stanfordnlp/sst (a script
+        dataset, which ``datasets`` no longer runs)."""
+        from rnnbench.data.hub import PARQUET_EXPORT, load_hub
 
-        hub = load_dataset(self.hub_id, "ptb")
+        return self.records_from_hub(load_hub(self.hub_id, "ptb", revision=PARQUET_EXPORT))
+
+    def records_from_hub(self, hub) -> Splits:
+        """Records from the hub copy's splits, which hold the same tree strings (``ptb_tree``)."""
         return {
             split: self._records(split, parse_trees(f"{self.hub_id}:{hub_split}", hub[hub_split]["ptb_tree"]))
             for split, hub_split in (("train", "train"), ("dev", "validation"), ("test", "test"))

@@ -76,10 +76,16 @@ class TrecReader(Reader):
         return self._split_dev(self._read(root / TRAIN_FILE, "train"), self._read(root / TEST_FILE, "test"))
 
     def read_hub(self) -> Splits:
-        """The hub copy holds the same questions in file order; labels come as ClassLabel ids."""
-        from datasets import load_dataset
+        """The hub's parquet export of CogComp/trec (a script dataset, which ``datasets`` no longer runs)."""
+        from rnnbench.data.hub import PARQUET_EXPORT, load_hub
 
-        hub = load_dataset(self.hub_id)
+        return self.records_from_hub(load_hub(self.hub_id, revision=PARQUET_EXPORT))
+
+    def records_from_hub(self, hub) -> Splits:
+        """Records from the hub copy's ``train``/``test`` splits: the same questions in file
+        order, ``text`` and ``fine_label`` (a ClassLabel named ``COARSE:fine``). One
+        difference: the hub's loader replaced the one byte that is not UTF-8 (0xF0, train
+        line 66, "sister?city") by a space, so that question has one token more there."""
         splits = {}
         for split in ("train", "test"):
             names = hub[split].features["fine_label"].names
