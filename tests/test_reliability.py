@@ -90,7 +90,7 @@ def _case(name: str, tmp_path: Path, monkeypatch) -> tuple[list[str], type, str]
     if name == "lr diverges":
         return ["trainer.lr=1e30"], TrainingDiverged, "trainer.lr=1e+30"
     if name == "embedding of another width":
-        return [*glove, f"embedding.path={_glove(tmp_path / 'g8.txt', [str(d) for d in range(10)], 8)}"], EmbeddingError, "g8.txt holds 8-dimensional"
+        return [*glove, f"embedding.path={_glove(tmp_path / 'g8.txt', [str(d) for d in range(10)], 8)}"], DataFormatError, "g8.txt:1: holds 8-dimensional vectors but embedding.dim=4: set embedding.dim=8"
     if name == "empty embedding file":
         return [*glove, f"embedding.path={_glove(tmp_path / 'empty.txt', [], 4)}"], EmbeddingError, "empty.txt holds no vectors"
     if name == "embedding coverage too low":

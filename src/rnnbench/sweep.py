@@ -35,7 +35,7 @@ def report(outcome: str, message: str = "") -> None:
 def summary_lines(jobs: list[dict]) -> list[str]:
     count = {o: sum(j["outcome"] == o for j in jobs) for o in OUTCOMES}
     lines = [f"sweep summary: {len(jobs)} jobs: {count['ran']} ran, {count['done'] + count['locked']} skipped "
-             f"({count['done']} already done, {count['locked']} in progress elsewhere), {count['failed']} failed"]
+             f"({count['done']} finished earlier, {count['locked']} locked by another process), {count['failed']} failed"]
     for job in sorted(jobs, key=lambda j: j.get("num", 0)):
         if job["outcome"] in ("failed", "locked"):
             label = "failed" if job["outcome"] == "failed" else "skipped"

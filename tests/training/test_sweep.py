@@ -59,7 +59,7 @@ def test_a_failing_joblib_job_does_not_stop_its_neighbour(tmp_path):
     result = run_train_py(["-m", "task=picking,searchqa", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"paths.runs_dir={runs}",
                            "trainer=smoke", "encoder.hidden_size=16"], env_extra={"RNNBENCH_DATA": str(tmp_path / "nodata")})
     assert result.returncode == 1, result.stderr
-    assert "2 jobs: 1 ran, 0 skipped (0 already done, 0 in progress elsewhere), 1 failed" in _summary(result)
+    assert "2 jobs: 1 ran, 0 skipped (0 finished earlier, 0 locked by another process), 1 failed" in _summary(result)
     assert "task=searchqa" in result.stdout and "dataset 'searchqa' not found" in result.stdout
     assert len(list(runs.glob("picking/bilstm/*/done"))) == 1 and not list(runs.glob("searchqa/*"))
     assert "Traceback" not in result.stderr
@@ -78,5 +78,5 @@ def test_a_locked_run_is_skipped_and_the_sweep_goes_on(tmp_path):
     with FileLock(str(locked / ".lock")):  # another process is training seed 1
         result = run_train_py(["-m", "seed=1,2", *common])
     assert result.returncode == 0, result.stderr
-    assert "2 jobs: 1 ran, 1 skipped (0 already done, 1 in progress elsewhere), 0 failed" in _summary(result)
+    assert "2 jobs: 1 ran, 1 skipped (0 finished earlier, 1 locked by another process), 0 failed" in _summary(result)
     assert not (locked / "done").exists() and len(list(runs.glob("picking/bilstm/s2-*/done"))) == 1

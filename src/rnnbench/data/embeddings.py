@@ -61,8 +61,8 @@ def iter_glove(path: Path, dim: int) -> Iterator[tuple[int, str, list[str]]]:
         for number, line in enumerate(handle, start=1):
             parts = line.rstrip("\n").rstrip(" ").split(" ")
             if number == 1 and 0 < _width(parts) != dim:
-                raise EmbeddingError(f"{path} holds {_width(parts)}-dimensional vectors but embedding.dim={dim}: "
-                                     f"set embedding.dim={_width(parts)} (or use a {dim}-d file)")
+                raise DataFormatError(path, number, f"holds {_width(parts)}-dimensional vectors but embedding.dim={dim}: "
+                                      f"set embedding.dim={_width(parts)} (or use a {dim}-d file)")
             if len(parts) < dim + 1:
                 raise DataFormatError(path, number, f"expected a word and {dim} numbers, got {len(parts)} fields")
             yield number, " ".join(parts[:-dim]), parts[-dim:]
