@@ -41,6 +41,9 @@ def main(cfg: DictConfig) -> float | None:
     except RunInterrupted as exc:  # Ctrl-C stops a whole sweep
         print(f"{exc}", file=sys.stderr, flush=True)
         sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # before the run folder existed (validating, hashing the data)
+        print("interrupted before training started; run the same command to start again", file=sys.stderr, flush=True)
+        sys.exit(RunInterrupted.exit_code)
     except RunInProgress as exc:
         print(f"skipped: {exc}" if multirun else f"error: {exc}", file=sys.stderr, flush=True)
         if not multirun:
