@@ -11,6 +11,7 @@ from rnnbench.compose import compose_config
 from rnnbench.data.batching import collate, numericalise
 from rnnbench.data.vocab import Vocab
 from rnnbench.encoders.build import build_encoder, known_encoders
+from rnnbench.heads.base import special_ids
 from rnnbench.heads.mcq import MultipleChoiceHead, exact_match, overlap_features, passage_idf
 
 FIELDS = ["passage", "question", "option_0", "option_1", "option_2", "option_3"]
@@ -66,7 +67,7 @@ def test_exact_match_features_by_hand():
     p = torch.tensor([[5, 6, 7, 1, 0]])  # 1 = unknown, 0 = padding
     q = torch.tensor([[6, 1, 9]])
     a = torch.tensor([[[7, 0], [9, 1], [8, 0], [5, 6]]])
-    m = exact_match(p, q, a)
+    m = exact_match(p, q, a, special_ids(VOCAB).unk)
     assert m.p_in_q.tolist() == [[False, True, False, False, False]]  # the unknown word never matches
     assert m.p_in_a.tolist() == [[True, True, True, False, False]]
     assert m.q_in_p.tolist() == [[True, False, False]]

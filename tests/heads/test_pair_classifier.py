@@ -9,7 +9,8 @@ from rnnbench.compose import compose_config
 from rnnbench.data.batching import collate
 from rnnbench.encoders.base import EncoderOutput
 from rnnbench.encoders.build import build_encoder, known_encoders
-from rnnbench.heads.pair_classifier import Highway, PairClassifierHead, combine_encoder_outputs
+from rnnbench.heads.pair_classifier import PairClassifierHead, combine_encoder_outputs
+from rnnbench.nn.highway import Highway
 from rnnbench.training.model import TaskModel
 from tests.helpers import assert_scores_independent_of_batching, parameters_without_gradient
 

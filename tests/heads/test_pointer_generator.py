@@ -12,7 +12,7 @@ from rnnbench.data.batching import collate
 from rnnbench.data.vocab import Vocab
 from rnnbench.encoders.fhe import FHE
 from rnnbench.encoders.lstm import LSTMEncoder
-from rnnbench.heads.pointer_generator import EOS, UNK, PointerGeneratorHead
+from rnnbench.heads.pointer_generator import PointerGeneratorHead
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -93,7 +93,7 @@ def test_a_word_outside_the_shortlist_comes_only_from_the_copy_path():
     w7, w29 = VOCAB.stoi["w7"], VOCAB.stoi["w29"]
     with torch.no_grad():
         mem, log_short, switch, weights = first_step(head, enc, emb, BATCH)
-        targets = torch.tensor([[w7, w29, VOCAB.stoi["of"]], [w7, EOS, UNK]])
+        targets = torch.tensor([[w7, w29, VOCAB.stoi["of"]], [w7, head.eos_id, head.unk_id]])
         L = targets.shape[1]
         lp = head.target_log_prob(log_short.unsqueeze(1).expand(-1, L, -1), switch.unsqueeze(1).expand(-1, L),
                                   weights.unsqueeze(1).expand(-1, L, -1), targets, mem)
@@ -102,21 +102,21 @@ def test_a_word_outside_the_shortlist_comes_only_from_the_copy_path():
     # w7 in passage 0 (position 3): only the copy path, whatever the shortlist gives <unk>.
     torch.testing.assert_close(lp[0, 0], F.logsigmoid(-z) + copy[0, 3].log())
     # w29 is in neither: the target is <unk>, from the shortlist.
-    torch.testing.assert_close(lp[0, 1], F.logsigmoid(z) + log_short[0, UNK])
+    torch.testing.assert_close(lp[0, 1], F.logsigmoid(z) + log_short[0, head.unk_id])
     # "of" is in the shortlist and at position 2: both paths.
     of = VOCAB.stoi["of"]
     expected = torch.logaddexp(F.logsigmoid(z) + log_short[0, of], F.logsigmoid(-z) + copy[0, 2].log())
     torch.testing.assert_close(lp[0, 2], expected)
     # w7 is not in passage 1: <unk>; end-of-answer is never copied.
-    torch.testing.assert_close(lp[1, 0], F.logsigmoid(switch[1]) + log_short[1, UNK])
-    torch.testing.assert_close(lp[1, 1], F.logsigmoid(switch[1]) + log_short[1, EOS])
+    torch.testing.assert_close(lp[1, 0], F.logsigmoid(switch[1]) + log_short[1, head.unk_id])
+    torch.testing.assert_close(lp[1, 1], F.logsigmoid(switch[1]) + log_short[1, head.eos_id])
     assert min(w7, w29) >= head.n_short
 
     # Without the pointer (the paper's ablation), a word outside the shortlist is <unk> and the switch is unused.
     head.pointer = False
     with torch.no_grad():
         lp = head.target_log_prob(log_short.unsqueeze(1), switch.unsqueeze(1), weights.unsqueeze(1), targets[:, :1], mem)
-    torch.testing.assert_close(lp[:, 0], log_short[:, UNK])
+    torch.testing.assert_close(lp[:, 0], log_short[:, head.unk_id])
 
 
 def test_shut_gates_do_not_change_the_targets_only_the_copy_probability():
@@ -173,6 +173,12 @@ def test_teacher_forced_loss_falls_on_a_question_conditioned_copy_task():
     assert sum(p == g for p, g in zip(predictions, gold)) >= 24  # chance is about 1 in 30
 
 
+def greedy_answers(head, enc, emb, batch=None) -> list[str]:
+    """The greedy decoder's answers, decoded now (after any patching of the decoder)."""
+    mem, _ = head.encode(BATCH if batch is None else batch, emb, enc)
+    return [" ".join(head.itos[i] for i in answer) for answer in head.greedy(mem, emb)]
+
+
 class Scripted:
     """Replaces ``outputs``: the switch fully on the shortlist, which gives ``words[i]`` at step i."""
 
@@ -192,15 +198,14 @@ def test_greedy_decoding_stops_at_end_of_answer_and_at_the_maximum_length(monkey
     head.eval(), enc.eval()
     the, a = VOCAB.stoi["the"], VOCAB.stoi["a"]
     with torch.no_grad():
-        out = head(BATCH, emb, enc)
-        monkeypatch.setattr(head, "outputs", Scripted(head, [the, a, EOS, the]))
-        assert head.decode(out, BATCH) == ["the a", "the a"]
-        monkeypatch.setattr(head, "outputs", Scripted(head, [EOS]))
-        assert head.decode(out, BATCH) == ["", ""]
+        monkeypatch.setattr(head, "outputs", Scripted(head, [the, a, head.eos_id, the]))
+        assert greedy_answers(head, enc, emb) == ["the a", "the a"]
+        monkeypatch.setattr(head, "outputs", Scripted(head, [head.eos_id]))
+        assert greedy_answers(head, enc, emb) == ["", ""]
         monkeypatch.setattr(head, "outputs", Scripted(head, [a]))
-        assert head.decode(out, BATCH) == ["a a a a", "a a a a"]  # never ends: cut at max_answer_length
-        monkeypatch.setattr(head, "outputs", Scripted(head, [UNK, EOS]))
-        assert head.decode(out, BATCH)[0] != "<unk>"  # <unk> is never emitted
+        assert greedy_answers(head, enc, emb) == ["a a a a", "a a a a"]  # never ends: cut at max_answer_length
+        monkeypatch.setattr(head, "outputs", Scripted(head, [head.unk_id, head.eos_id]))
+        assert greedy_answers(head, enc, emb)[0] != "<unk>"  # <unk> is never emitted
 
 
 def test_greedy_decoding_copies_words_outside_the_shortlist(monkeypatch):
@@ -216,10 +221,27 @@ def test_greedy_decoding_copies_words_outside_the_shortlist(monkeypatch):
         return step
 
     with torch.no_grad():
-        out = head(BATCH, emb, enc)
         monkeypatch.setattr(head, "outputs", lambda h, c, p: (torch.log_softmax(torch.zeros(2, head.n_short), -1), torch.full((2,), -30.0)))
         monkeypatch.setattr(head, "step", point_at(3))
-        assert head.decode(out, BATCH) == ["w7 w7", "w4 w4"]
+        assert greedy_answers(head, enc, emb) == ["w7 w7", "w4 w4"]
+
+
+def test_decode_reads_answers_decoded_in_eval_and_no_function_travels_in_extra():
+    head, enc, emb = make("bilstm", max_answer_length=3)
+    out = head(BATCH, emb, enc)  # training mode: no decoding
+    assert out.extra == {"answers": None}
+    with pytest.raises(ValueError, match="eval mode"):
+        head.decode(out, BATCH)
+    head.eval(), enc.eval()
+    with torch.no_grad():
+        out = head(BATCH, emb, enc)
+        assert not any(callable(v) for v in out.extra.values())
+        assert head.decode(out, BATCH) == greedy_answers(head, enc, emb)
+
+
+def test_special_ids_come_from_the_vocabulary():
+    head, _, _ = make("bilstm")
+    assert (head.eos_id, head.unk_id, head.first_word_id) == (VOCAB.stoi["<pad>"], VOCAB.stoi["<unk>"], 2)
 
 
 @pytest.mark.parametrize("encoder", ["bilstm", "fhe"])

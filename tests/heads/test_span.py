@@ -10,6 +10,7 @@ from torch import nn
 from rnnbench.compose import compose_config
 from rnnbench.data.batching import collate
 from rnnbench.encoders.build import build_encoder
+from rnnbench.heads.base import special_ids
 from rnnbench.heads.span import SpanHead, best_spans, exact_match
 
 VOCAB, EMB = 30, 12
@@ -64,7 +65,7 @@ def test_best_spans_breaks_ties_early_and_short():
 def test_exact_match_feature_ignores_padding_and_unknown():
     p = torch.tensor([[5, 1, 7, 0]])
     q = torch.tensor([[7, 1, 0]])
-    em = exact_match(p, p > 0, q, q > 0)
+    em = exact_match(p, p > 0, q, q > 0, special_ids().unk)
     assert em.tolist() == [[0.0, 0.0, 1.0, 0.0]]
 
 
@@ -184,7 +185,7 @@ def _train_span_copy() -> float:
 
 def test_pointer_can_read_the_input_layer():
     head, encoder, embedding = make("fhe", question_dim=6, pointer_reads_input=True)
-    assert head.pointer1.rnn.input_size == head.g_size == 8 + head.input_size  # G (compare_dim = d = 8) + input
+    assert head.pointer1.input_size == head.g_size == 8 + head.input_size  # G (compare_dim = d = 8) + input
     rng = random.Random(5)
     out = head(batch_of([example(0, 6, 2, rng), example(1, 4, 3, rng)]), embedding, encoder)
     assert torch.isfinite(out.loss)

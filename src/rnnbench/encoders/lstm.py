@@ -20,19 +20,10 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, reverse_padded, zero_padding
 from rnnbench.kernels import residual_lstm as residual_lstm_op
-
-
-def _run_packed(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Run a one-layer nn.LSTM/GRU on padded input so that padding is never read (packed)."""
-    T = x.shape[1]
-    packed = pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
-    out, _ = rnn(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=T)
-    return out
+from rnnbench.nn.rnn import run_packed as _run_packed  # noqa: F401 (what _run_padded must equal; tests compare)
 
 
 def _one_way(rnn: nn.RNNBase, x: torch.Tensor, suffix: str) -> torch.Tensor:

@@ -24,12 +24,14 @@ training loop three task-specific things, each with a classification default:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import torch
 from torch import nn
 
+from rnnbench.data.vocab import PAD, UNK, Vocab
 from rnnbench.encoders.base import Encoder, EncoderOutput
+from rnnbench.nn.util import POOLERS, masked_max, masked_mean, masked_min  # noqa: F401 (re-exported for the heads)
 
 Embed = Callable[[torch.Tensor], torch.Tensor]
 
@@ -69,20 +71,16 @@ class Head(nn.Module):
         return {"prediction": label_names[prediction], "gold": label_names[record["label"]]}
 
 
-def masked_max(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return states.masked_fill(~mask.unsqueeze(-1), float("-inf")).amax(dim=1)
+class SpecialIds(NamedTuple):
+    pad: int  # padding: never a word
+    unk: int  # a word outside the vocabulary
 
 
-def masked_min(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return states.masked_fill(~mask.unsqueeze(-1), float("inf")).amin(dim=1)
-
-
-def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    m = mask.unsqueeze(-1).to(states.dtype)
-    return (states * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
-
-
-POOLERS = {"max": masked_max, "mean": masked_mean, "min": masked_min}
+def special_ids(vocab: Vocab | None = None) -> SpecialIds:
+    """The padding and unknown-word ids of ``vocab``; without one (a head built on raw ids, as
+    in tests), those every ``Vocab`` has."""
+    vocab = Vocab([], lowercase=False) if vocab is None else vocab
+    return SpecialIds(vocab.stoi[PAD], vocab.stoi[UNK])
 
 
 def classification_output(logits: torch.Tensor, labels: torch.Tensor, enc: EncoderOutput) -> HeadOutput:

@@ -30,7 +30,7 @@ import math
 import torch
 from torch import nn
 
-from rnnbench.heads.base import Head, HeadOutput
+from rnnbench.heads.base import Head, HeadOutput, special_ids
 
 LN2 = math.log(2.0)
 
@@ -58,7 +58,7 @@ class LanguageModelHead(Head):
             size = encoder_output_size
         self.out = nn.Linear(size, self.vocab_size)
         is_padding = torch.zeros(self.vocab_size, dtype=torch.bool)
-        is_padding[0] = True
+        is_padding[special_ids(vocab).pad] = True
         self.register_buffer("is_padding", is_padding, persistent=False)
 
     def forward(self, batch, embed, encoder) -> HeadOutput:

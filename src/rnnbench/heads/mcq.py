@@ -65,9 +65,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from rnnbench.encoders.base import EncoderOutput, zero_padding
-from rnnbench.heads.base import Head, HeadOutput, classification_output, masked_mean
+from rnnbench.heads.base import Head, HeadOutput, classification_output, masked_mean, special_ids
+from rnnbench.nn.highway import Highway
+from rnnbench.nn.util import masked_softmax
 
-PAD_ID, UNK_ID = 0, 1
 NUM_EM = 2  # exact-match features per token: one per other kind of sequence
 NUM_OVERLAP = 8  # 4 per overlap operation, operations (P, A_i) and (Q, A_i)
 
@@ -81,25 +82,6 @@ STOPWORDS = frozenset(
     which while who whom why will with would you your yours yourself yourselves 's 're 've 'd 'll 'm n't . , ; : ! ?
     ' '' `` " - -- ( ) _""".split()
 )
-
-
-class Highway(nn.Module):
-    """y = g * ReLU(W_t x + b_t) + (1 - g) * x, g = sigmoid(W_g x + b_g) (Srivastava et al. 2015)."""
-
-    def __init__(self, dim: int):
-        super().__init__()
-        self.transform = nn.Linear(dim, dim)
-        self.gate = nn.Linear(dim, dim)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        g = torch.sigmoid(self.gate(x))
-        return g * torch.relu(self.transform(x)) + (1 - g) * x
-
-
-def _masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Softmax over the last axis restricted to ``mask``; all-masked rows give zeros."""
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return torch.nan_to_num(weights, nan=0.0)
 
 
 class BiAttention(nn.Module):
@@ -120,7 +102,7 @@ class BiAttention(nn.Module):
         s = s * xm * ym
         row = s.sum(-1) / ym.sum(-1).clamp(min=1.0)  # each x_i: its mean affinity to Y
         col = s.sum(-2) / xm.sum(-2).clamp(min=1.0)  # each y_j: its mean affinity to X
-        return _masked_softmax(row, x_mask.expand_as(row)), _masked_softmax(col, y_mask.expand_as(col))
+        return masked_softmax(row, x_mask.expand_as(row)), masked_softmax(col, y_mask.expand_as(col))
 
 
 def _reweight(states: torch.Tensor, weights: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -152,9 +134,10 @@ class Matches(NamedTuple):
     a_in_q: torch.Tensor  # [B, N, Ta]
 
 
-def exact_match(p: torch.Tensor, q: torch.Tensor, a: torch.Tensor) -> Matches:
-    """Matches of token ids p [B, Tp], q [B, Tq], a [B, N, Ta]; padding and unknown words never match."""
-    pv, qv, av = p > UNK_ID, q > UNK_ID, a > UNK_ID
+def exact_match(p: torch.Tensor, q: torch.Tensor, a: torch.Tensor, unk_id: int) -> Matches:
+    """Matches of token ids p [B, Tp], q [B, Tq], a [B, N, Ta]; padding and unknown words (ids up
+    to ``unk_id``, the vocabulary's special ids) never match."""
+    pv, qv, av = p > unk_id, q > unk_id, a > unk_id
     pq = (p.unsqueeze(2) == q.unsqueeze(1)) & pv.unsqueeze(2) & qv.unsqueeze(1)  # [B, Tp, Tq]
     pa = (p[:, :, None, None] == a[:, None]) & pv[:, :, None, None] & av[:, None]  # [B, Tp, N, Ta]
     qa = (q[:, :, None, None] == a[:, None]) & qv[:, :, None, None] & av[:, None]  # [B, Tq, N, Ta]
@@ -185,7 +168,8 @@ class MultipleChoiceHead(Head):
         self.exact_match, self.use_overlap, self.encode_query = exact_match, overlap, encode_query
         self.projection = nn.Linear(embedding_dim, projection_dim) if projection_dim else None
         input_dim = self.encoder_input_size(embedding_dim, projection_dim, exact_match)
-        self.highway = Highway(input_dim) if highway else None
+        self.highway = Highway(input_dim, gate_bias=None) if highway else None  # nn.Linear's default gate bias
+        self.pad_id, self.unk_id = special_ids(vocab)  # words have the ids above unk_id
         self.dropout = nn.Dropout(dropout)
         self.query_out = None if encode_query else nn.Linear(input_dim, encoder_output_size)
         self.question = nn.Linear(input_dim, question_dim) if question_dim > 0 else None
@@ -227,9 +211,9 @@ class MultipleChoiceHead(Head):
         q, qm = batch["question"], batch["question_mask"]
         opts = [batch[f"option_{k}"] for k in range(n)]
         ta = max(o.shape[1] for o in opts)
-        a = torch.stack([F.pad(o, (0, ta - o.shape[1]), value=PAD_ID) for o in opts], dim=1)  # [B, N, Ta]
+        a = torch.stack([F.pad(o, (0, ta - o.shape[1]), value=self.pad_id) for o in opts], dim=1)  # [B, N, Ta]
 
-        m = exact_match(p, q, a)
+        m = exact_match(p, q, a, self.unk_id)
         xp = self._input(embed, p, [m.p_in_q, m.p_in_a])
         xq = self._input(embed, q, [m.q_in_p, m.q_in_a])
         xa = [self._input(embed, o, [m.a_in_p[:, k, : o.shape[1]], m.a_in_q[:, k, : o.shape[1]]]) for k, o in enumerate(opts)]
@@ -263,7 +247,7 @@ class MultipleChoiceHead(Head):
         pooled_a = (w_a.unsqueeze(-1) * A).sum(2)  # [B, N, D]
         features = [pooled_p, pooled_a]
         if self.use_overlap:
-            idf, stop, real = self.idf[a], self.stop[a], a > UNK_ID
+            idf, stop, real = self.idf[a], self.stop[a], a > self.unk_id
             features += [overlap_features(m.a_in_p, real, idf, stop), overlap_features(m.a_in_q, real, idf, stop)]
         logits = self.scorer(self.dropout(torch.cat(features, dim=-1))).squeeze(-1)  # [B, N]
         return classification_output(logits, batch["label"], _combined(outputs, masks))

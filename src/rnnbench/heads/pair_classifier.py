@@ -39,23 +39,7 @@ from torch import nn
 
 from rnnbench.encoders.base import EncoderOutput
 from rnnbench.heads.base import POOLERS, Head, HeadOutput, classification_output
-
-
-class Highway(nn.Module):
-    """``layers`` highway layers: y = g * relu(W x + b) + (1 - g) * x, g = sigmoid(W_g x + b_g)."""
-
-    def __init__(self, dim: int, layers: int, gate_bias: float = -1.0):
-        super().__init__()
-        self.transforms = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
-        self.gates = nn.ModuleList(nn.Linear(dim, dim) for _ in range(layers))
-        for gate in self.gates:
-            nn.init.constant_(gate.bias, gate_bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for transform, gate in zip(self.transforms, self.gates):
-            g = torch.sigmoid(gate(x))
-            x = g * torch.relu(transform(x)) + (1 - g) * x
-        return x
+from rnnbench.nn.highway import Highway
 
 
 def combine_encoder_outputs(outputs: list[EncoderOutput]) -> EncoderOutput:

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from rnnbench.heads.base import Head, HeadOutput, classification_output
+from rnnbench.nn.util import masked_softmax
 
 
 class PickingHead(Head):
@@ -47,9 +48,8 @@ class PickingHead(Head):
         enc = encoder(x, mask, q)
         attend = enc.mask if enc.mask is not None else mask
         scores = self.score(torch.tanh(self.key(enc.states) + self.query(q).unsqueeze(1))).squeeze(-1)
-        scores = scores.masked_fill(~attend, float("-inf"))
         # A sequence with no attendable position (all gates shut) attends nowhere: zero summary.
-        weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+        weights = masked_softmax(scores, attend)
         summary = torch.bmm(weights.unsqueeze(1), enc.states).squeeze(1)
         logits = self.out(torch.cat([summary, q], dim=-1))
         return classification_output(logits, batch["label"], enc)

@@ -56,17 +56,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from rnnbench.heads.base import Head, HeadOutput, masked_mean
-
-EOS, UNK, FIRST_WORD = 0, 1, 2
-
-
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Softmax over the last axis restricted to ``mask``; a row with no allowed position is all zero."""
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return torch.nan_to_num(weights, nan=0.0)
+from rnnbench.heads.base import Head, HeadOutput, masked_mean, special_ids
+from rnnbench.nn.rnn import PackedBiLSTM
+from rnnbench.nn.util import masked_softmax
 
 
 class QuestionEncoder(nn.Module):
@@ -74,15 +67,13 @@ class QuestionEncoder(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int, output_size: int):
         super().__init__()
-        self.lstm = nn.LSTM(input_size, hidden_size, batch_first=True, bidirectional=True)
+        self.lstm = PackedBiLSTM(input_size, hidden_size)
         self.score = nn.Sequential(nn.Linear(2 * hidden_size, hidden_size), nn.Tanh(), nn.Linear(hidden_size, 1, bias=False))
         self.out = nn.Linear(2 * hidden_size, output_size)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         # Packed, so each question's backward pass starts at its own last word (padding invariance).
-        lengths = mask.sum(dim=1).clamp(min=1).cpu()
-        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        states, _ = pad_packed_sequence(self.lstm(packed)[0], batch_first=True, total_length=x.shape[1])
+        states = self.lstm(x, mask)
         weights = masked_softmax(self.score(states).squeeze(-1), mask)
         return self.out(torch.bmm(weights.unsqueeze(1), states).squeeze(1))
 
@@ -130,8 +121,11 @@ class PointerGeneratorHead(Head):
         if max_answer_length < 1:
             raise ValueError(f"task.head.max_answer_length must be at least 1, got {max_answer_length}")
         self.itos = list(vocab.itos)
-        # Output ids 0 (end of answer), 1 (<unk>) and the shortlist words, which are vocabulary ids 2.. .
-        self.n_short = min(len(self.itos), shortlist_size + FIRST_WORD)
+        # Output ids: the vocabulary's padding id (end of answer), its <unk> id and the shortlist
+        # words, the vocabulary ids after those two, so an output id is its vocabulary id.
+        ids = special_ids(vocab)
+        self.eos_id, self.unk_id, self.first_word_id = ids.pad, ids.unk, max(ids) + 1
+        self.n_short = min(len(self.itos), shortlist_size + self.first_word_id)
         self.concat_question = concat_question
         self.pointer = pointer
         self.copy_smoothing = copy_smoothing
@@ -199,12 +193,12 @@ class PointerGeneratorHead(Head):
         """log p(target) per step [B, L] under the pointer softmax; see the module docstring."""
         in_short = targets < self.n_short
         if not self.pointer:
-            return log_short.gather(-1, torch.where(in_short, targets, UNK).unsqueeze(-1)).squeeze(-1)
+            return log_short.gather(-1, torch.where(in_short, targets, self.unk_id).unsqueeze(-1)).squeeze(-1)
         match = (mem.ids.unsqueeze(1) == targets.unsqueeze(2)) & mem.mask.unsqueeze(1)
-        match = match & (targets >= FIRST_WORD).unsqueeze(2)  # end-of-answer and <unk> are never copied
+        match = match & (targets >= self.first_word_id).unsqueeze(2)  # end-of-answer and <unk> are never copied
         copyable = match.any(dim=-1)
         use_short = in_short | ~copyable
-        short_idx = torch.where(in_short, targets, UNK)
+        short_idx = torch.where(in_short, targets, self.unk_id)
         short_lp = log_short.gather(-1, short_idx.unsqueeze(-1)).squeeze(-1)
         # Zero only with copy_smoothing=0 and the word at shut positions only: a tiny floor keeps it finite.
         copy_mass = (self.copy_distribution(attention, mem) * match).sum(dim=-1).clamp(min=1e-30)
@@ -224,9 +218,9 @@ class PointerGeneratorHead(Head):
             answer = answer[:, : self.max_target_length]
             lengths = lengths.clamp(max=self.max_target_length)
         B, L = answer.shape[0], answer.shape[1] + 1
-        # Step i predicts word i; step `length` predicts end-of-answer (id 0 = EOS, and the padding).
-        targets = torch.cat([answer, answer.new_zeros(B, 1)], dim=1)
-        targets = torch.where(torch.arange(L, device=answer.device) < lengths.unsqueeze(1), targets, EOS)
+        # Step i predicts word i; step `length` predicts end-of-answer (the padding id).
+        targets = torch.cat([answer, answer.new_full((B, 1), self.eos_id)], dim=1)
+        targets = torch.where(torch.arange(L, device=answer.device) < lengths.unsqueeze(1), targets, self.eos_id)
         steps = torch.arange(L, device=answer.device).unsqueeze(0) <= lengths.unsqueeze(1)
         # Teacher forcing: step i reads the gold word i-1 (step 0 the learned start vector).
         prev = torch.cat([self.start.expand(B, 1, -1), embed(targets[:, :-1])], dim=1)
@@ -244,8 +238,10 @@ class PointerGeneratorHead(Head):
         step_lp = torch.where(steps, step_lp, torch.zeros_like(step_lp))
         log_likelihood = step_lp.sum(dim=1)
         loss = -log_likelihood.sum() / steps.sum().clamp(min=1)
+        # Evaluation decodes here, while the embedding is at hand: decode() reads the answers.
+        answers = None if self.training else self.greedy(mem, embed)
         return HeadOutput(loss=loss, log_likelihood=log_likelihood, logits=None, encoder_output=enc,
-                          extra={"memory": mem, "embed": embed})
+                          extra={"answers": answers})
 
     # ---- evaluation: greedy decoding ---------------------------------------------------
 
@@ -256,9 +252,9 @@ class PointerGeneratorHead(Head):
             return log_short.exp()
         z = torch.sigmoid(switch).unsqueeze(-1)
         short = z * log_short.exp()
-        copy = (1 - z) * self.copy_distribution(attention, mem) * (mem.ids >= FIRST_WORD)  # <unk> cannot be named
+        copy = (1 - z) * self.copy_distribution(attention, mem) * (mem.ids >= self.first_word_id)  # <unk> cannot be named
         in_short = mem.ids < self.n_short
-        short = short.scatter_add(1, torch.where(in_short, mem.ids, EOS), copy * in_short)
+        short = short.scatter_add(1, torch.where(in_short, mem.ids, self.eos_id), copy * in_short)
         positions = torch.zeros_like(copy).scatter_add(1, first_position, copy * ~in_short)
         return torch.cat([short, positions], dim=-1)
 
@@ -286,21 +282,23 @@ class PointerGeneratorHead(Head):
             state, context, w = self.step(mem, prev, state, context)
             log_short, switch = self.outputs(state[0], context, prev)
             scores = self.word_scores(log_short, switch, w, mem, first)
-            scores[:, UNK] = -1.0  # never emit <unk>
+            scores[:, self.unk_id] = -1.0  # never emit <unk>
             choice = scores.argmax(dim=-1)
             from_passage = choice >= self.n_short
             word = torch.where(from_passage, mem.ids[rows, (choice - self.n_short).clamp(min=0)], choice)
-            done = done | (word == EOS)
+            done = done | (word == self.eos_id)
             for b in (~done).nonzero().flatten().tolist():
                 answers[b].append(int(word[b]))
             if bool(done.all()):
                 break
-            prev = embed(word.clamp(min=UNK))
+            prev = embed(word.clamp(min=self.unk_id))
         return answers
 
     def decode(self, out: HeadOutput, batch: dict) -> list[str]:
         """The generated answer of each example, its words joined by spaces."""
-        ids = self.greedy(out.extra["memory"], out.extra["embed"])
+        ids = out.extra["answers"]
+        if ids is None:
+            raise ValueError("PointerGeneratorHead.decode needs an output made in eval mode (model.eval()): it decodes there")
         return [" ".join(self.itos[i] for i in answer) for answer in ids]
 
     def prediction_entry(self, prediction, record: dict, label_names: list[str]) -> dict:

@@ -49,6 +49,7 @@ from torch import nn
 from rnnbench.encoders.base import EncoderOutput
 from rnnbench.errors import ConfigError
 from rnnbench.heads.base import Head, HeadOutput, masked_max, masked_mean
+from rnnbench.nn.util import masked_softmax
 
 SCORE_FIELDS = ("question", "answer")
 TRIPLE_FIELDS = ["question", "positive", "negative"]
@@ -133,9 +134,9 @@ class RankerHead(Head):
         g = torch.tanh(torch.einsum("bic,cd,bjd->bij", q, self.U, a))  # [B, Tq, Ta]
         pair = q_mask.unsqueeze(2) & a_mask.unsqueeze(1)
         g = g.masked_fill(~pair, float("-inf"))
-        # A padded row/column is all -inf and gets weight 0 (nan_to_num covers a wholly empty sequence).
-        w_q = torch.nan_to_num(torch.softmax(g.amax(dim=2), dim=-1), nan=0.0)  # [B, Tq]
-        w_a = torch.nan_to_num(torch.softmax(g.amax(dim=1), dim=-1), nan=0.0)  # [B, Ta]
+        # A padded row/column is all -inf and gets weight 0 (a wholly empty sequence: no weight at all).
+        w_q = masked_softmax(g.amax(dim=2), pair.any(dim=2))  # [B, Tq]
+        w_a = masked_softmax(g.amax(dim=1), pair.any(dim=1))  # [B, Ta]
         return torch.bmm(w_q.unsqueeze(1), q).squeeze(1), torch.bmm(w_a.unsqueeze(1), a).squeeze(1)
 
     def score(self, q: torch.Tensor, q_mask: torch.Tensor, a: torch.Tensor, a_mask: torch.Tensor) -> torch.Tensor:

@@ -57,7 +57,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from rnnbench.encoders.base import EncoderOutput, zero_padding
-from rnnbench.heads.base import Head, HeadOutput
+from rnnbench.heads.base import Head, HeadOutput, special_ids
+from rnnbench.nn.highway import Highway
+from rnnbench.nn.rnn import PackedBiLSTM
+from rnnbench.nn.util import masked_softmax
 
 NEG = float("-inf")
 COMPARES = ("submult_nn", "mult", "bidaf")
@@ -65,45 +68,11 @@ ATTENTIONS = ("bilinear", "trilinear")
 POINTERS = ("bilstm", "encoder")
 
 
-class Highway(nn.Module):
-    """One highway layer: g * relu(W x) + (1 - g) * x, g = sigmoid(W_g x)."""
-
-    def __init__(self, size: int):
-        super().__init__()
-        self.transform = nn.Linear(size, size)
-        self.gate = nn.Linear(size, size)
-        nn.init.constant_(self.gate.bias, -1.0)  # start close to the identity (Srivastava et al.)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        g = torch.sigmoid(self.gate(x))
-        return g * F.relu(self.transform(x)) + (1 - g) * x
-
-
-class PackedBiLSTM(nn.Module):
-    """A one-layer BiLSTM whose backward direction starts at each sequence's own end."""
-
-    def __init__(self, input_size: int, hidden_size: int):
-        super().__init__()
-        self.rnn = nn.LSTM(input_size, hidden_size, batch_first=True, bidirectional=True)
-        self.output_size = 2 * hidden_size
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        lengths = mask.sum(1).clamp(min=1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
-        out, _ = self.rnn(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
-        return zero_padding(out, mask)
-
-
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor, dim: int) -> torch.Tensor:
-    """Softmax over ``dim`` restricted to ``mask``; a slice with no allowed position gives zeros."""
-    return torch.nan_to_num(torch.softmax(scores.masked_fill(~mask, NEG), dim=dim), nan=0.0)
-
-
-def exact_match(ids: torch.Tensor, mask: torch.Tensor, other: torch.Tensor, other_mask: torch.Tensor) -> torch.Tensor:
-    """[B, T] 1.0 where the word (id > 1: not padding, not unknown) occurs in ``other``."""
-    same = (ids.unsqueeze(2) == other.unsqueeze(1)) & other_mask.unsqueeze(1) & (other.unsqueeze(1) > 1)
-    return (same.any(dim=2) & mask & (ids > 1)).float()
+def exact_match(ids: torch.Tensor, mask: torch.Tensor, other: torch.Tensor, other_mask: torch.Tensor, unk_id: int) -> torch.Tensor:
+    """[B, T] 1.0 where the word occurs in ``other``; padding and the unknown word (ids up to
+    ``unk_id``, the vocabulary's special ids) never match."""
+    same = (ids.unsqueeze(2) == other.unsqueeze(1)) & other_mask.unsqueeze(1) & (other.unsqueeze(1) > unk_id)
+    return (same.any(dim=2) & mask & (ids > unk_id)).float()
 
 
 def best_spans(start_log_probs: torch.Tensor, end_log_probs: torch.Tensor, max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -140,8 +109,10 @@ class SpanHead(Head):
         pointer_reads_input: bool = False,
         max_span_length: int = 20,
         question_dim: int = 0,
+        vocab=None,
     ):
         super().__init__()
+        self.unk_id = special_ids(vocab).unk  # words have the ids above it
         for name, value, allowed in (("attention", attention, ATTENTIONS), ("compare", compare, COMPARES), ("pointer", pointer, POINTERS)):
             if value not in allowed:
                 raise ValueError(f"task.head.{name} must be one of {', '.join(allowed)}; got {value!r}")
@@ -161,7 +132,7 @@ class SpanHead(Head):
         features = embedding_dim + (1 if exact_match_feature else 0)
         self.input_size = SpanHead.encoder_input_size(embedding_dim, projection_dim, exact_match_feature)
         self.project = nn.Linear(features, projection_dim) if projection_dim else nn.Identity()
-        self.highway = Highway(self.input_size) if highway else nn.Identity()
+        self.highway = Highway(self.input_size, gate_bias=-1.0) if highway else nn.Identity()  # start close to the identity
         self.question_out = None if encode_question else nn.Linear(self.input_size, d)
         if question_dim > 0:
             self.question_score = nn.Linear(self.input_size, 1, bias=False)  # a bias cannot move a softmax
@@ -251,8 +222,8 @@ class SpanHead(Head):
     def forward(self, batch: dict, embed, encoder) -> HeadOutput:
         p_ids, p_mask = batch["passage"], batch["passage_mask"]
         q_ids, q_mask = batch["question"], batch["question_mask"]
-        em_p = exact_match(p_ids, p_mask, q_ids, q_mask)
-        em_q = exact_match(q_ids, q_mask, p_ids, p_mask)
+        em_p = exact_match(p_ids, p_mask, q_ids, q_mask, self.unk_id)
+        em_q = exact_match(q_ids, q_mask, p_ids, p_mask, self.unk_id)
         p_in, q_in = self._input(embed(p_ids), em_p), self._input(embed(q_ids), em_q)
         context = self._context(q_in, q_mask)
 
