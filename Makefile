@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -28,7 +28,10 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 test: $(STAMP)  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
 	TRITON_INTERPRET=1 WANDB_MODE=disabled $(PY) -m pytest -q -n 2 --dist load
 
-table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC): run what is missing, write results/rcrn_table5.{md,tex}
+claims: $(STAMP)  ## write results/claims.md: every paper claim with ours, its interval and a verdict, from the committed evidence
+	$(PY) scripts/claims.py
+
+table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC) under the comparison protocol: run what is missing, write results/rcrn_table5.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table5
 
 table-rcrn-2: $(STAMP)  ## RCRN Table 2 (SST-5): run what is missing, write results/rcrn_table2.{md,tex}

@@ -14,7 +14,7 @@ the table as "not built yet".
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
 import sys
 import time
 from pathlib import Path
@@ -22,11 +22,10 @@ from pathlib import Path
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError, RunInProgress
-from rnnbench.results import protocol
+from rnnbench.results import evidence, protocol, report
 from rnnbench.results.identity import run_dir
-from rnnbench.results.records import read_record
-from rnnbench.results.tables import (PAPER_NOTE, build_rows, column_metrics, describe_runs, ours_only_table, paper_table,
-                                     table_title, write_table)
+from rnnbench.results.records import PREDICTIONS, read_record
+from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
 from rnnbench.run import train
 
 
@@ -88,26 +87,74 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str]) ->
     return 0
 
 
-def footnotes(records_by_task: dict[str, list[dict]], data_notes: list[str], dev: dict, digits: int, paper: bool) -> list[str]:
-    notes: list[str] = [] if records_by_task else ["No finished runs yet."]
-    for task, records in records_by_task.items():
-        prefix = f"{task}: " if len(records_by_task) > 1 else ""
-        notes += [prefix + line for line in describe_runs(records)]
-    notes += [n for n in dict.fromkeys(data_notes) if n]
-    if dev:
-        notes.append(dev_footnote(dev, digits))
-    if paper:
-        notes.append(PAPER_NOTE)
+def collect(plans, extra: list[str], built: set[str]) -> tuple[list[dict], list[dict]]:
+    """Evidence rows of every finished run of the plans' protocol, and per-item test scores
+    of the runs the table reports (the chosen learning rate)."""
+    rows, items = [], []
+    for experiment, cfg, encoders in plans:
+        table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
+        mapping = column_metrics(cfg.table)
+        variant = cfg.table.variant or ""
+        for enc in encoders:
+            model = model_name(table, enc, variant or None)
+            lr, _ = chosen_lr(experiment, cfg, enc, extra, wait=False, run=False)
+            jobs = protocol.selection_jobs(enc, cfg.table.protocol, cfg.trainer.lr)
+            if lr is not None:
+                jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
+            for job in jobs:
+                record = read_record(run_dir(job_config(experiment, job, extra)))
+                if record is None:
+                    continue
+                is_reported = lr is not None and job.lr == lr
+                rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
+                predictions = Path(record["run_dir"]) / PREDICTIONS
+                if is_reported and predictions.exists():
+                    for column, metric in mapping.items():
+                        scores = evidence.item_scores(predictions, metric)
+                        items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v * cfg.table.scale}
+                                  for i, v in (scores or {}).items()]
+    return rows, items
+
+
+def footnotes(plans, rows: list[dict]) -> list[str]:
+    """How our numbers were obtained: from the configs and the evidence rows."""
+    if not rows:
+        return ["No finished runs yet."]
+    first = plans[0][1]
+    t = first.trainer
+    seeds = sorted({int(r["seed"]) for r in rows if r["reported"] == "yes"})
+    commits = sorted({r["commit"][:12] for r in rows})
+    hardware = sorted({f"{r['hardware']} ({r['device']})" for r in rows})
+    notes = [
+        f"Ours: test split, best epoch chosen on dev; embeddings {first.embedding.name} "
+        f"({'frozen' if (first.embedding.freeze if first.embedding.freeze is not None else first.task.get('freeze_embeddings')) else 'trained'}); "
+        f"reported seeds {', '.join(map(str, seeds))}.",
+        protocol.describe(first.table.protocol, t.lr, t.epochs, t.patience, t.num_threads)
+        + (f" At most {t.max_batches} batches per epoch." if t.max_batches else "")
+        + f" {t.optimizer}, batch {t.batch_size}.",
+        f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
+    ]
+    notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
     return notes
 
 
-def dev_footnote(dev: dict[tuple, dict[str, list[float]]], digits: int) -> str:
-    """Our dev scores at the selected epoch (mean over seeds): the split a run selects on."""
-    parts = []
-    for (enc, variant), cells in dev.items():
-        name = f"`{enc}`" + (f" ({variant})" if variant else "")
-        parts.append(name + " " + ", ".join(f"{c} {statistics.fmean(v):.{digits}f}" for c, v in cells.items()))
-    return "Dev, at the selected epoch (mean over seeds): " + "; ".join(parts) + "."
+def stale_runs(plans, rows: list[dict]) -> list[str]:
+    """Finished runs filed under these experiments that the current configs no longer select
+    (another component version, data or config): listed so a reader knows they were left out."""
+    used = {r["run"] for r in rows}
+    stale = []
+    for experiment, cfg, encoders in plans:
+        for enc in encoders:
+            folder = Path(cfg.paths.runs_dir) / str(cfg.task.name) / enc
+            for done in sorted(folder.glob("*/record.json")) if folder.exists() else []:
+                if done.parent.name in used or not (done.parent / "done").exists():
+                    continue
+                try:
+                    if json.loads(done.read_text()).get("experiment") == experiment:
+                        stale.append(str(done.parent))
+                except ValueError:
+                    continue
+    return stale
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,39 +184,41 @@ def main(argv: list[str] | None = None) -> int:
             if code:
                 return code
 
-    # Assemble from whatever has finished now (a parallel copy may have finished more).
-    ours: dict[tuple, dict[str, list[float]]] = {}
-    dev: dict[tuple, dict[str, list[float]]] = {}  # the same cells on the dev split, for a footnote
-    records_by_task: dict[str, list[dict]] = {}
-    columns: list[str] = []
-    for experiment, cfg, encoders in plans:
-        mapping = column_metrics(cfg.table)
-        columns += [c for c in mapping if c not in columns]
-        for enc in encoders:
-            lr, _ = chosen_lr(experiment, cfg, enc, overrides, wait=False, run=False)
-            if lr is None:
-                continue
-            finished = [read_record(run_dir(job_config(experiment, protocol.Job(enc, int(s), lr, "final"), overrides)))
-                        for s in cfg.table.protocol.seeds]
-            for record in finished:
-                if record is None:
-                    continue
-                records_by_task.setdefault(record["task"], []).append(record)
-                cells = ours.setdefault((enc, cfg.table.variant), {})
-                for column, metric in mapping.items():
-                    cells.setdefault(column, []).append(record["test"][metric] * cfg.table.scale)
-                    if metric in record.get("dev", {}):
-                        dev.setdefault((enc, cfg.table.variant), {}).setdefault(column, []).append(record["dev"][metric] * cfg.table.scale)
+    # Assemble from whatever has finished now (a parallel copy may have finished more), through the
+    # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
     first = plans[0][1]
-    table = ours_only_table(first.table.caption) if first.table.caption else paper_table(first.table.name)
+    name = first.table.name
+    out_dir = Path(first.paths.results_dir)
+    csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
+    rows, items = collect(plans, overrides, built)
+    if rows:
+        evidence.write_csv(csv_path, rows)
+        if items:
+            evidence.write_items(items_path, items)
+    elif csv_path.exists():
+        print(f"no finished runs here: rendering from the committed evidence {csv_path}")
+    rows = evidence.read_csv(csv_path) if csv_path.exists() else []
+    items = evidence.read_items(items_path)
+    table = ours_only_table(first.table.caption) if first.table.caption else paper_table(name)
     has_paper = not table.get("ours_only")
-    rows = build_rows(table, columns, ours, built, first.table.digits)
+    columns: list[str] = []
+    for _, cfg, _ in plans:
+        columns += [c for c in column_metrics(cfg.table) if c not in columns]
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
-    notes = footnotes(records_by_task, [cfg.table.data_note for _, cfg, _ in plans], dev, first.table.digits, has_paper)
-    md, tex = write_table(first.table.name, title, rows, notes, Path(first.paths.results_dir), columns, has_paper)
+    notes = footnotes(plans, rows)
+    stale = stale_runs(plans, rows)
+    if stale:
+        notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
+                     f"config than the current ones (re-run with make): {', '.join(stale)}.")
+    try:
+        md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
+                                first.table.protocol)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(md.read_text())
-    print(f"wrote {md} and {tex}")
+    print(f"wrote {md}, {tex} and {csv_path}")
     return 0
 
 

@@ -26,9 +26,18 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     assert md.startswith("# Synthetic span copy (ours)")
     assert "| bilstm | `bilstm` |" in md and "(n=1)" in md
     assert "Paper:" not in md and "- Generated data (task span_copy, reader seed 1234)" in md
-    assert "- Dev, at the selected epoch (mean over seeds): `bilstm` EM " in md
-    assert "epochs of at most 3 batches" in md
+    assert "At most 3 batches per epoch" in md and "## Cost and trust" in md
     assert (tmp_path / "results" / "synthetic_span_copy.tex").exists()
+    rows = (tmp_path / "results" / "synthetic_span_copy.csv").read_text().splitlines()
+    assert rows[0].startswith("model,encoder,variant,dataset,metric,seed,lr,phase,reported,dev,test,")
+    assert len(rows) == 1 + 2 and all(",bilstm,,E" in r or ",bilstm,,F" in r for r in rows[1:])  # one run, columns EM and F1
 
     assert main(["synthetic_span_copy", *overrides]) == 0  # finished runs are not run again
     assert "== synthetic_span_copy" not in capsys.readouterr().out
+
+    # the runs are gone: the committed CSV regenerates the same table
+    import shutil
+
+    shutil.rmtree(tmp_path / "runs")
+    assert main(["synthetic_span_copy", "--no-run", *overrides]) == 0
+    assert (tmp_path / "results" / "synthetic_span_copy.md").read_text() == md

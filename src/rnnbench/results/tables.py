@@ -89,22 +89,30 @@ def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None
     # paper did not run (bilstm in MZU Table 6), a paper model in our own setting (capMZU "small"), or
     # every row of a table no paper printed.
     listed = {(r.get("encoder"), r.get("variant")) for r in table["rows"]}
-    paper_model: dict[str, str] = {}  # encoder -> the paper's name for it, from its plain (variant-less) row first
-    for r in sorted(table["rows"], key=lambda r: r.get("variant") is not None):
-        if r.get("encoder"):
-            paper_model.setdefault(r["encoder"], r["model"])
     for (enc, variant), cells in ours.items():
         values = {c: v for c, v in cells.items() if c in columns and v}
         if (enc, variant) in listed or not values:
             continue
-        if table.get("ours_only"):
-            model = enc
-        elif enc in paper_model:
-            model = f"{paper_model[enc]} ({variant or 'default'} {OUR_VARIANT})"
-        else:
-            model = f"{enc} ({NOT_IN_PAPER})"
-        rows.append(Row(model, enc, variant, {c: None for c in columns}, values, "", digits))
+        rows.append(Row(model_name(table, enc, variant), enc, variant, {c: None for c in columns}, values, "", digits))
     return rows
+
+
+def model_name(table: dict, encoder: str, variant: str | None) -> str:
+    """The row name our runs of (encoder, variant) appear under: the paper's row when it has one;
+    else our baseline the paper did not run (bilstm in MZU Table 6), a paper model in our own
+    setting (capMZU "small"), or, in a table no paper printed, the encoder itself."""
+    for r in table["rows"]:
+        if r.get("encoder") == encoder and r.get("variant") == variant:
+            return r["model"]
+    if table.get("ours_only"):
+        return encoder
+    paper_model: dict[str, str] = {}  # encoder -> the paper's name for it, from its plain (variant-less) row first
+    for r in sorted(table["rows"], key=lambda r: r.get("variant") is not None):
+        if r.get("encoder"):
+            paper_model.setdefault(r["encoder"], r["model"])
+    if encoder in paper_model:
+        return f"{paper_model[encoder]} ({variant or 'default'} {OUR_VARIANT})"
+    return f"{encoder} ({NOT_IN_PAPER})"
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:

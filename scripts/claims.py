@@ -1,0 +1,53 @@
+"""Write results/claims.md, the claims ledger: every paper claim with ours and a verdict.
+
+    python scripts/claims.py            (make claims)
+
+Reads only the committed evidence (results/<table>.csv and .items.csv.gz) and the
+registry (src/rnnbench/results/paper_numbers/); a table without evidence is "not run",
+or "data missing" when its experiments' dataset files are absent from RNNBENCH_DATA.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.errors import RnnbenchError
+from rnnbench.results import ledger, stats
+from rnnbench.results.identity import data_inputs
+
+
+def experiments_of(table: str) -> list[str]:
+    out = []
+    for path in sorted((CONF_DIR / "experiment").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text()) or {}
+        if (spec.get("table") or {}).get("name") == table:
+            out.append(path.stem)
+    return out
+
+
+def status_of_table(table: str) -> str:
+    """Why a table has no evidence: its data is absent here, or it has not been run."""
+    for experiment in experiments_of(table):
+        try:
+            inputs = data_inputs(compose_config([f"experiment={experiment}"]))
+        except RnnbenchError:
+            continue
+        if any(not p.exists() for name, p in inputs.items() if name != "embedding"):
+            return stats.DATA_MISSING
+    return stats.NOT_RUN
+
+
+def main() -> int:
+    results = Path("results")
+    text = ledger.build(results, status_of_table)
+    (results / "claims.md").write_text(text)
+    print(text.split("\n\n")[3] if text.count("\n\n") > 3 else text)
+    print(f"wrote {results / 'claims.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

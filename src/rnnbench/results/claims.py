@@ -1,0 +1,115 @@
+"""The papers' claims (registry data) tested against our evidence.
+
+A claim in ``paper_numbers/<table>.yaml`` says that one row beats another on one
+column ("RCRN > 3L-BiLSTM on TREC accuracy"), or costs less (seconds per epoch),
+or generalises better. ``evaluate`` pairs our reported runs of the two rows by
+seed and gives the paired t interval of (better - worse) over seeds and, for
+test metrics with per-item scores, the paired bootstrap over test items; the
+verdict needs every interval to agree (see ``rnnbench.results.stats``).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rnnbench.results import stats
+from rnnbench.results.tables import paper_table
+
+QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
+
+
+@dataclass
+class ClaimResult:
+    table: str
+    claim: dict
+    paper: tuple[float | None, float | None]  # the paper's numbers of (better, worse)
+    ours: tuple[float | None, float | None]  # our means of (better, worse)
+    seeds: list[int] = field(default_factory=list)  # paired seeds
+    t: stats.Interval | None = None
+    bootstrap: stats.Interval | None = None
+    verdict: str = stats.NOT_RUN
+    note: str = ""
+
+
+def load_claims(table: str) -> list[dict]:
+    claims = paper_table(table).get("claims") or []
+    for claim in claims:
+        missing = {"id", "text", "better", "worse", "column"} - set(claim)
+        if missing:
+            raise ValueError(f"paper_numbers/{table}.yaml: claim {claim.get('id', '?')!r} lacks {', '.join(sorted(missing))}")
+        if claim.get("quantity", "test") not in QUANTITIES:
+            raise ValueError(f"paper_numbers/{table}.yaml: claim {claim['id']!r}: quantity must be one of {sorted(QUANTITIES)}")
+    return claims
+
+
+def split_row(name: str) -> tuple[str, str]:
+    """'bilstm/ap' -> ('bilstm', 'ap'); 'rcrn' -> ('rcrn', '')."""
+    encoder, _, variant = name.partition("/")
+    return encoder, variant
+
+
+def _paper_value(table: dict, name: str, column: str) -> float | None:
+    encoder, variant = split_row(name)
+    for row in table["rows"]:
+        if row.get("encoder") == encoder and (row.get("variant") or "") == variant:
+            return (row.get("values") or {}).get(column)
+    return None
+
+
+def paper_values(table: str, claim: dict) -> tuple[float | None, float | None]:
+    """The paper's printed numbers of the claim's (better, worse) rows in its column."""
+    registry = paper_table(table)
+    return _paper_value(registry, claim["better"], claim["column"]), _paper_value(registry, claim["worse"], claim["column"])
+
+
+def _reported(rows: list[dict], name: str, column: str) -> dict[int, dict]:
+    encoder, variant = split_row(name)
+    return {r["seed"]: r for r in rows
+            if r["encoder"] == encoder and r["variant"] == variant and r["dataset"] == column and r.get("reported") == "yes"}
+
+
+def _item_matrix(items: list[dict], model_rows: dict[int, dict], seeds: list[int], column: str) -> tuple[np.ndarray, list[str]] | None:
+    if not seeds:
+        return None
+    any_row = next(iter(model_rows.values()))
+    by_seed: dict[int, dict[str, float]] = {}
+    for it in items:
+        if it["dataset"] == column and it["model"] == any_row["model"] and it["variant"] == any_row["variant"] and it["seed"] in seeds:
+            by_seed.setdefault(it["seed"], {})[it["item"]] = it["score"]
+    if set(by_seed) != set(seeds):
+        return None
+    ids = sorted(set.intersection(*(set(v) for v in by_seed.values())))
+    return np.array([[by_seed[s][i] for i in ids] for s in seeds]), ids
+
+
+def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confidence: float = 0.95,
+             samples: int = 10000) -> ClaimResult:
+    column, quantity = claim["column"], claim.get("quantity", "test")
+    lower = bool(claim.get("lower_is_better", False))
+    better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
+    paper = paper_values(table, claim)
+    result = ClaimResult(table, claim, paper, (None, None))
+    if not better or not worse:
+        missing = [n for n, r in ((claim["better"], better), (claim["worse"], worse)) if not r]
+        result.note = f"no reported runs of {', '.join(missing)}"
+        return result
+    value = (lambda r: r[quantity]) if quantity != "test" else (lambda r: r["test"])
+    result.ours = (statistics.fmean(value(r) for r in better.values()), statistics.fmean(value(r) for r in worse.values()))
+    seeds = sorted(set(better) & set(worse))
+    result.seeds = seeds
+    result.t = stats.paired_t_interval([value(better[s]) for s in seeds], [value(worse[s]) for s in seeds], confidence)
+    if quantity == "test":
+        a, b = _item_matrix(items, better, seeds, column), _item_matrix(items, worse, seeds, column)
+        if a is not None and b is not None:
+            common = sorted(set(a[1]) & set(b[1]))
+            ia = [a[1].index(i) for i in common]
+            ib = [b[1].index(i) for i in common]
+            result.bootstrap = stats.paired_bootstrap(a[0][:, ia], b[0][:, ib], confidence, samples)
+    if result.t is None:
+        result.verdict = stats.INCONCLUSIVE
+        result.note = f"{len(seeds)} paired seed(s): no interval"
+        return result
+    result.verdict = stats.verdict([result.t, result.bootstrap], better_is_higher=not lower)
+    return result

@@ -1,0 +1,118 @@
+"""Per-run evidence of a table, committed beside it: one CSV row per (run, column), and
+the per-item test scores the paired bootstrap needs.
+
+``results/<table>.csv`` holds every run of the table's protocol (the learning-rate
+selection runs too, marked by ``phase``); ``results/<table>.items.csv.gz`` holds, for
+the runs the table reports, each test item's score. A table is rendered from these
+files alone, so it can be regenerated (and checked) without the runs.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from pathlib import Path
+
+FIELDS = [
+    "model", "encoder", "variant", "dataset", "metric", "seed", "lr", "phase", "reported", "dev", "test",
+    "selected_epoch", "epoch_cap", "epochs_run", "seconds_per_epoch", "inference_seconds_per_example",
+    "parameters", "threads", "commit", "versions", "device", "hardware", "dev_curve", "run",
+]
+NUMERIC = {"seed": int, "lr": float, "dev": float, "test": float, "selected_epoch": int, "epoch_cap": int, "epochs_run": int,
+           "seconds_per_epoch": float, "inference_seconds_per_example": float, "parameters": int}
+ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score"]
+
+
+def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[str, str], scale: float, phase: str,
+                  reported: bool) -> list[dict]:
+    """One row per table column (dataset) of a finished run's record. ``phase`` is "select" (a
+    learning-rate grid run) or "final"; ``reported``: the run is at the encoder's chosen rate."""
+    trainer = record["config"]["trainer"]
+    hw = record.get("hardware", {})
+    rows = []
+    for column, metric in columns.items():
+        dev = record.get("dev", {}).get(metric)
+        curve = [h.get(f"dev_{metric}") for h in record.get("history", [])]
+        rows.append({
+            "model": model, "encoder": record["encoder"], "variant": variant or "", "dataset": column, "metric": metric,
+            "seed": record["seed"], "lr": trainer["lr"], "phase": phase, "reported": "yes" if reported else "no",
+            "dev": "" if dev is None else dev * scale, "test": record["test"][metric] * scale,
+            "selected_epoch": record["best_epoch"], "epoch_cap": trainer["epochs"], "epochs_run": record["epochs_run"],
+            "seconds_per_epoch": record["seconds_per_epoch"],
+            "inference_seconds_per_example": record.get("inference_seconds_per_example", ""),
+            "parameters": record["encoder_parameters"], "threads": trainer.get("num_threads") or "",
+            "commit": record.get("git_commit", ""), "versions": json.dumps(record.get("versions", {}), sort_keys=True),
+            "device": hw.get("device", ""), "hardware": hw.get("gpu") or hw.get("cpu", ""),
+            "dev_curve": ";".join("" if v is None else f"{v * scale:.6g}" for v in curve),
+            "run": Path(record["run_dir"]).name,
+        })
+    return rows
+
+
+def _sort_key(row: dict):
+    return (row["dataset"], row["model"], row["variant"], float(row["lr"]), int(row["seed"]))
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in sorted(rows, key=_sort_key):
+        writer.writerow({k: _fmt(row.get(k, "")) for k in FIELDS})
+    path.write_text(buffer.getvalue())
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return repr(value)  # exact round trip: a table rendered from the CSV equals one from the records
+    return str(value)
+
+
+def read_csv(path: Path) -> list[dict]:
+    rows = []
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            for key, kind in NUMERIC.items():
+                if row.get(key, "") != "":
+                    row[key] = kind(row[key])
+            rows.append(row)
+    return rows
+
+
+def dev_curve(row: dict) -> list[float | None]:
+    return [float(v) if v else None for v in row["dev_curve"].split(";")] if row.get("dev_curve") else []
+
+
+def item_scores(predictions: Path, metric: str) -> dict[str, float] | None:
+    """Each test item's score from a run's predictions.jsonl, for metrics that are a mean over
+    items: accuracy (an example), MAP and MRR (a question). None for metrics that are not
+    (BLEU, bits per character): the bootstrap is then not offered."""
+    entries = [json.loads(line) for line in predictions.read_text().splitlines() if line.strip()]
+    if metric == "accuracy":
+        return {str(e["id"]): float(e["prediction"] == e["gold"]) for e in entries}
+    if metric in ("map", "mrr"):
+        from rnnbench.metrics.ranking import TREC_MEASURES, per_question
+
+        records = [{"qid": e["qid"], "id": e["id"], "label": e["gold"]} for e in entries]
+        return {str(q): v for q, v in per_question([e["prediction"] for e in entries], records, TREC_MEASURES[metric]).items()}
+    return None
+
+
+def write_items(path: Path, rows: list[dict]) -> None:
+    """Gzipped CSV with a fixed header time, so the same evidence gives the same bytes."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, ITEM_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in sorted(rows, key=lambda r: (r["dataset"], r["model"], r["variant"], int(r["seed"]), r["item"])):
+        writer.writerow({k: _fmt(row[k]) for k in ITEM_FIELDS})
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        gz.write(buffer.getvalue().encode())
+
+
+def read_items(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with gzip.open(path, "rt", newline="") as handle:
+        return [{**r, "seed": int(r["seed"]), "score": float(r["score"])} for r in csv.DictReader(handle)]

@@ -1,0 +1,241 @@
+"""A paper table rendered from its evidence CSV alone: ours beside the paper's, cost and
+trust per row, the claims' verdicts, and the learning curves.
+
+``render`` reads nothing but the evidence rows (``results/<table>.csv`` and its items
+file), the registry and the experiments' configs, so a committed table can be
+regenerated, and checked, when the runs themselves are gone.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from scipy import stats as sstats
+
+from rnnbench.errors import RnnbenchError
+from rnnbench.results import claims as claims_mod
+from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
+
+CONVERGENCE_MARGIN = 1  # a run whose selected epoch is within this many epochs of its cap is "not converged"
+
+
+class MixedVersions(RnnbenchError):
+    """A table's reported runs were made by different versions of one component."""
+
+
+@dataclass
+class CostRow:
+    model: str
+    encoder: str
+    variant: str
+    lr: float
+    seeds: list[int]
+    parameters: int
+    seconds_per_epoch: float
+    ms_per_example: float | None
+    selected: list[int]
+    cap: int
+    not_converged: int
+    cpu_hours: float
+
+
+def not_converged(row: dict) -> bool:
+    return int(row["selected_epoch"]) >= int(row["epoch_cap"]) - CONVERGENCE_MARGIN
+
+
+def reported(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("reported") == "yes"]
+
+
+def check_versions(rows: list[dict]) -> None:
+    """Refuse a table whose reported runs of one component come from different versions."""
+    seen: dict[str, dict[str, list[str]]] = {}
+    for r in reported(rows):
+        for component, version in json.loads(r["versions"] or "{}").items():
+            seen.setdefault(component if component != "encoder" else f"encoder {r['encoder']}", {}).setdefault(version, []).append(r["run"])
+    mixed = {c: v for c, v in seen.items() if len(v) > 1}
+    if mixed:
+        parts = [f"{c}: " + "; ".join(f"{ver} ({', '.join(sorted(set(runs)))})" for ver, runs in v.items()) for c, v in mixed.items()]
+        raise MixedVersions("runs of different component versions cannot share a table (" + " | ".join(parts)
+                            + "); re-run the runs of the older version (make table-...)")
+
+
+def cpu_hours(rows: list[dict]) -> float:
+    """Training time of every run of the protocol (selection runs included), in CPU-thread hours."""
+    seen, total = set(), 0.0
+    for r in rows:
+        if r["run"] in seen:
+            continue
+        seen.add(r["run"])
+        total += float(r["seconds_per_epoch"]) * int(r["epochs_run"]) * int(r["threads"] or 1)
+    return total / 3600
+
+
+def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostRow]:
+    out = []
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in reported(rows):
+        groups.setdefault((r["encoder"], r["variant"]), []).append(r)
+    for (enc, variant), rs in groups.items():
+        by_run = {r["run"]: r for r in rs}.values()  # one row per run (a run fills several columns)
+        inference = [float(r["inference_seconds_per_example"]) for r in by_run if r["inference_seconds_per_example"] != ""]
+        all_runs = [r for r in rows if r["encoder"] == enc and r["variant"] == variant]
+        out.append(CostRow(
+            model=names.get((enc, variant), enc), encoder=enc, variant=variant, lr=float(rs[0]["lr"]),
+            seeds=sorted({int(r["seed"]) for r in by_run}), parameters=int(rs[0]["parameters"]),
+            seconds_per_epoch=statistics.fmean(float(r["seconds_per_epoch"]) for r in by_run),
+            ms_per_example=statistics.fmean(inference) * 1000 if inference else None,
+            selected=sorted(int(r["selected_epoch"]) for r in by_run), cap=int(rs[0]["epoch_cap"]),
+            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs)))
+    return out
+
+
+def mean_interval(values: list[float], confidence: float) -> tuple[float, float] | None:
+    if len(values) < 2:
+        return None
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    half = float(sstats.t.ppf(0.5 + confidence / 2, len(values) - 1)) * sd / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], confidence: float, digits: int) -> list[str]:
+    pct = f"{confidence * 100:g}%"
+    head = ["| Model | lr (chosen on dev) | seeds | " + " | ".join(f"{c}: {pct} CI of mean" for c in columns)
+            + " | parameters | s / training epoch | ms / test example | selected epoch / cap | converged | CPU h (all runs) |",
+            "|---|---:|---:|" + "---:|" * len(columns) + "---:|---:|---:|---|---|---:|"]
+    lines = []
+    for c in costs:
+        cis = []
+        for column in columns:
+            values = [float(r["test"]) for r in reported(rows) if r["encoder"] == c.encoder and r["variant"] == c.variant and r["dataset"] == column]
+            ci = mean_interval(values, confidence)
+            cis.append(f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "–")
+        ms = f"{c.ms_per_example:.2f}" if c.ms_per_example is not None else "–"
+        conv = "yes" if not c.not_converged else f"**no** ({c.not_converged} of {len(c.seeds)} runs)"
+        lines.append(f"| {c.model} | {c.lr:g} | {len(c.seeds)} | " + " | ".join(cis)
+                     + f" | {c.parameters:,} | {c.seconds_per_epoch:.1f} | {ms} | {', '.join(map(str, c.selected))} / {c.cap} | {conv} | {c.cpu_hours:.2f} |")
+    return ["## Cost and trust", "", *head, *lines, ""]
+
+
+def selection_lines(rows: list[dict], digits: int) -> list[str]:
+    """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds."""
+    out = []
+    groups: dict[tuple[str, str, str], dict[float, list[float]]] = {}
+    chosen: dict[tuple[str, str, str], float] = {}
+    for r in rows:
+        key = (r["model"], r["encoder"], r["variant"])
+        if r["phase"] == "select" and r["dev"] != "":
+            groups.setdefault(key, {}).setdefault(float(r["lr"]), []).append(float(r["dev"]))
+        if r["reported"] == "yes":
+            chosen[key] = float(r["lr"])
+    for key, by_lr in groups.items():
+        if len(by_lr) < 2:
+            continue
+        parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
+        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}, mean dev over the selection seeds: {parts}.")
+    return out
+
+
+def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int) -> tuple[list[str], list[claims_mod.ClaimResult]]:
+    results = [claims_mod.evaluate(table, c, rows, items, confidence, samples) for c in claims_mod.load_claims(table)]
+    tested = [r for r in results if r.verdict != "not run"]
+    if not results:
+        return [], results
+    lines = ["## The paper's claims", ""]
+    if not tested:
+        lines.append(f"None of the {len(results)} claims has runs of both of its rows here yet (see results/claims.md).")
+    for r in tested:
+        lines.append("- " + describe_result(r))
+    untested = len(results) - len(tested)
+    if tested and untested:
+        lines.append(f"- {untested} more claim(s) of this table compare rows not run here (results/claims.md lists them).")
+    return [*lines, ""], results
+
+
+def fmt_interval(i, digits: int = 2) -> str:
+    return "–" if i is None else f"{i.mean:+.{digits}f} [{i.low:+.{digits}f}, {i.high:+.{digits}f}]"
+
+
+def describe_result(r: claims_mod.ClaimResult, digits: int = 2) -> str:
+    c = r.claim
+    quantity = c.get("quantity", "test")
+    what = f"{c['column']}" + ("" if quantity == "test" else f" {quantity}")
+    boot = f"; bootstrap over test items {fmt_interval(r.bootstrap, digits)}" if r.bootstrap else ""
+    return (f"**{r.verdict}**: {c['text']} ({c['better']} {'<' if c.get('lower_is_better') else '>'} {c['worse']}, {what}; {c.get('cite', '')}). "
+            f"Ours, {c['better']} − {c['worse']} over {len(r.seeds)} paired seeds: {fmt_interval(r.t, digits)}{boot}."
+            + (f" {r.note}." if r.note else ""))
+
+
+def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path) -> Path | None:
+    """Dev metric per epoch of each reported model: mean over seeds, band = min to max."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from rnnbench.results.evidence import dev_curve
+
+    rep = [r for r in reported(rows) if r.get("dev_curve")]
+    if not rep:
+        return None
+    fig, axes = plt.subplots(1, len(columns), figsize=(5.5 * len(columns), 4), squeeze=False)
+    for ax, column in zip(axes[0], columns):
+        models: dict[str, list[list[float]]] = {}
+        for r in rep:
+            if r["dataset"] == column:
+                label = r["encoder"] + (f" ({r['variant']})" if r["variant"] else "") + f", lr {float(r['lr']):g}"
+                models.setdefault(label, []).append([v for v in dev_curve(r) if v is not None])
+        for label, curves in sorted(models.items()):
+            length = max(len(c) for c in curves)
+            epochs = list(range(1, length + 1))
+            at = [[c[e] for c in curves if e < len(c)] for e in range(length)]
+            ax.plot(epochs, [statistics.fmean(v) for v in at], label=f"{label} (n={len(curves)})")
+            ax.fill_between(epochs, [min(v) for v in at], [max(v) for v in at], alpha=0.2)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(f"dev {rep[0]['metric'] if len(columns) == 1 else column}")
+        ax.set_title(column)
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90, metadata={"Software": None})  # no version string: the same evidence gives the same bytes
+    plt.close(fig)
+    return path
+
+
+def render(name: str, table: dict, title: str, columns: list[str], rows: list[dict], items: list[dict], built: set[str],
+           notes: list[str], out_dir: Path, digits: int = 1, paper: bool = True, protocol=None) -> tuple[Path, Path]:
+    """Write results/<name>.{md,tex} (and the plot) from evidence rows."""
+    check_versions(rows)
+    confidence = float(protocol.confidence) if protocol is not None else 0.95
+    samples = int(protocol.bootstrap_samples) if protocol is not None else 10000
+    ours: dict[tuple[str, str | None], dict[str, list[float]]] = {}
+    for r in sorted(reported(rows), key=lambda r: int(r["seed"])):
+        ours.setdefault((r["encoder"], r["variant"] or None), {}).setdefault(r["dataset"], []).append(float(r["test"]))
+    table_rows = build_rows(table, columns, ours, built, digits)
+    names = {(r.encoder, r.variant or ""): r.model for r in table_rows if r.encoder}
+    costs = cost_rows(rows, names)
+    extra: list[str] = []
+    if costs:
+        extra += cost_markdown(costs, rows, columns, confidence, digits)
+    plot = learning_curves(rows, columns, title, out_dir / "plots" / f"{name}.png")
+    if plot is not None:
+        extra += [f"Learning curves (dev, mean over seeds, band min to max): [plots/{name}.png](plots/{name}.png)", ""]
+    if paper:
+        claim_md, _ = claim_lines(name, rows, items, confidence, samples)
+        extra += claim_md
+    notes = [*notes, *selection_lines(rows, digits)]
+    if rows:
+        notes.append(f"Per-run evidence: [{name}.csv]({name}.csv) (every run of the protocol, one row per run and column)"
+                     + (f", per-item test scores {name}.items.csv.gz" if items else "") + ".")
+    if paper:
+        notes.append(PAPER_NOTE)
+    md_text = markdown(title, table_rows, [], columns, paper)
+    md_text = md_text.rstrip("\n") + "\n\n" + "\n".join(extra) + "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md, tex = out_dir / f"{name}.md", out_dir / f"{name}.tex"
+    md.write_text(md_text)
+    tex.write_text(latex(title, table_rows, notes, columns, paper))
+    return md, tex

@@ -1,0 +1,65 @@
+"""Run identity: what changes a result changes the run's folder, and nothing else does."""
+from __future__ import annotations
+
+from rnnbench.compose import compose_config
+from rnnbench.encoders.lstm import LSTMEncoder
+from rnnbench.results import identity
+from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
+
+TREC_LINES = ["DESC:manner How did serfdom develop in and then leave Russia ?", "NUM:date When was Ozzy Osbourne born ?"] * 20
+
+
+def _trec_data(root, extra_line=""):
+    (root / "trec").mkdir(parents=True, exist_ok=True)
+    (root / "trec" / "train_5500.label").write_text("\n".join(TREC_LINES + ([extra_line] if extra_line else [])) + "\n", encoding="latin-1")
+    (root / "trec" / "TREC_10.label").write_text("\n".join(TREC_LINES[:4]) + "\n", encoding="latin-1")
+
+
+def _cfg(tmp_path, *extra):
+    return compose_config(["task=trec", "embedding=random", f"paths.data_dir={tmp_path / 'data'}", f"paths.cache_dir={tmp_path / 'cache'}", *extra])
+
+
+def test_the_thread_count_is_part_of_the_identity(tmp_path):
+    _trec_data(tmp_path / "data")
+    assert run_identity(_cfg(tmp_path)) != run_identity(_cfg(tmp_path, "trainer.num_threads=1"))
+    # what only changes where output goes or how progress shows is not
+    assert run_identity(_cfg(tmp_path)) == run_identity(_cfg(tmp_path, "trainer.progress=false", "trainer.checkpoint_every=7"))
+
+
+def test_the_content_of_the_data_read_is_part_of_the_identity(tmp_path):
+    _trec_data(tmp_path / "data")
+    full = run_identity(_cfg(tmp_path))
+    _trec_data(tmp_path / "data", extra_line="HUM:ind Who wrote Hamlet ?")  # same names, other content
+    assert run_identity(_cfg(tmp_path)) != full
+    fingerprint = data_fingerprint(_cfg(tmp_path))
+    assert set(fingerprint) == {"trec/train_5500.label", "trec/TREC_10.label"} and all(len(v) == 64 for v in fingerprint.values())
+
+
+def test_an_absent_file_is_fingerprinted_as_missing(tmp_path):
+    assert set(data_fingerprint(_cfg(tmp_path)).values()) == {"missing"}
+
+
+def test_a_component_version_bump_moves_the_run(tmp_path, monkeypatch):
+    _trec_data(tmp_path / "data")
+    before = run_identity(_cfg(tmp_path))
+    assert component_versions(_cfg(tmp_path))["encoder"] == f"rnnbench.encoders.lstm.LSTMEncoder:{LSTMEncoder.version}"
+    monkeypatch.setattr(LSTMEncoder, "version", LSTMEncoder.version + 1)
+    assert run_identity(_cfg(tmp_path)) != before
+
+
+def test_an_option_at_its_neutral_default_leaves_the_identity_unchanged(tmp_path, monkeypatch):
+    _trec_data(tmp_path / "data")
+    plain = identity.identity_config(_cfg(tmp_path))
+    assert "kernel_impl" not in plain["trainer"]  # registered in NEUTRAL_DEFAULTS at "auto"
+    assert run_identity(_cfg(tmp_path, "trainer.kernel_impl=reference")) != run_identity(_cfg(tmp_path))
+
+
+def test_the_identity_of_a_fixed_run_is_pinned():
+    """If this fails, every finished run was orphaned by the change. Either the change alters
+    results (then bump the component's version, and update this hash), or it added an option
+    (then register it in NEUTRAL_DEFAULTS at the value that keeps results identical)."""
+    cfg = compose_config(["task=picking", "encoder=bilstm", "embedding=random", "seed=1"])
+    assert run_identity(cfg)[:12] == PINNED
+
+
+PINNED = "ab304b8b847c"

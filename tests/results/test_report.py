@@ -1,0 +1,103 @@
+"""A table from its evidence CSV: round trip, regeneration without runs, trust flags, claims."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rnnbench.results import claims, evidence, report
+from rnnbench.results.tables import paper_table
+
+ITEMS = [f"q{i}" for i in range(40)]
+
+
+def _record(tmp_path, encoder, seed, test, dev, best_epoch=5, cap=20, version=1, correct=30):
+    run = tmp_path / "runs" / encoder / f"s{seed}-abc"
+    run.mkdir(parents=True)
+    with open(run / "predictions.jsonl", "w") as handle:
+        for i, item in enumerate(ITEMS):
+            handle.write(json.dumps({"id": item, "prediction": "A" if i < correct else "B", "gold": "A"}) + "\n")
+    return {
+        "encoder": encoder, "seed": seed, "run_dir": str(run), "best_epoch": best_epoch, "epochs_run": best_epoch + 4,
+        "config": {"trainer": {"lr": 1e-3, "epochs": cap, "num_threads": 1}}, "dev": {"accuracy": dev}, "test": {"accuracy": test},
+        "history": [{"dev_accuracy": dev * (e + 1) / (best_epoch + 4)} for e in range(best_epoch + 4)],
+        "seconds_per_epoch": 2.0, "inference_seconds_per_example": 0.001, "encoder_parameters": 1000,
+        "git_commit": "abc123", "versions": {"encoder": f"X:{version}", "training": "1"}, "hardware": {"device": "cpu", "cpu": "Test CPU"},
+    }
+
+
+def _evidence(tmp_path, **kw):
+    rows, items = [], []
+    for encoder, model, base in (("rcrn", "RCRN", 0.90), ("3l_bilstm", "3L BiLSTM", 0.88)):
+        for seed in (1, 2, 3):
+            correct = 36 if encoder == "rcrn" else 30
+            rec = _record(tmp_path, encoder, seed, base + seed * 0.001, base, correct=correct, **kw.get(encoder, {}))
+            rows += evidence.evidence_rows(rec, model, None, {"TREC": "accuracy"}, 100.0, "select" if seed <= 2 else "final", True)
+            scores = evidence.item_scores(tmp_path / "runs" / encoder / f"s{seed}-abc" / "predictions.jsonl", "accuracy")
+            items += [{"model": model, "variant": "", "dataset": "TREC", "seed": seed, "item": i, "score": v * 100} for i, v in scores.items()]
+    return rows, items
+
+
+def _render(tmp_path, rows, items, out="results"):
+    return report.render("rcrn_table5", paper_table("rcrn_table5"), "T", ["TREC"], rows, items, {"rcrn", "3l_bilstm", "bilstm"},
+                         ["a note"], tmp_path / out)
+
+
+def test_csv_round_trip_and_a_table_regenerated_from_the_csv_alone_is_identical(tmp_path):
+    rows, items = _evidence(tmp_path)
+    evidence.write_csv(tmp_path / "t.csv", rows)
+    evidence.write_items(tmp_path / "t.items.csv.gz", items)
+    md1, _ = _render(tmp_path, evidence.read_csv(tmp_path / "t.csv"), evidence.read_items(tmp_path / "t.items.csv.gz"), "a")
+    # the runs are gone: the CSV alone gives the same table, byte for byte (the plot too)
+    import shutil
+
+    shutil.rmtree(tmp_path / "runs")
+    md2, _ = _render(tmp_path, evidence.read_csv(tmp_path / "t.csv"), evidence.read_items(tmp_path / "t.items.csv.gz"), "b")
+    assert md1.read_text() == md2.read_text()
+    assert (tmp_path / "a" / "plots" / "rcrn_table5.png").read_bytes() == (tmp_path / "b" / "plots" / "rcrn_table5.png").read_bytes()
+    row = evidence.read_csv(tmp_path / "t.csv")[0]
+    assert set(evidence.FIELDS) <= set(row) and isinstance(row["seed"], int) and isinstance(row["test"], float)
+
+
+def test_the_table_shows_cost_trust_and_the_claims_verdict(tmp_path):
+    rows, items = _evidence(tmp_path)
+    md = _render(tmp_path, rows, items)[0].read_text()
+    assert "## Cost and trust" in md and "| RCRN | 0.001 | 3 |" in md and "1,000 | 2.0 | 1.00 | 5, 5, 5 / 20 | yes |" in md
+    # rcrn is 6 items (15 points) better on every seed: both intervals exclude 0
+    assert "**reproduced**: RCRN outperforms the 3L-BiLSTM" in md
+    assert "plots/rcrn_table5.png" in md and "rcrn_table5.csv" in md
+
+
+def test_a_run_stopped_at_its_cap_is_flagged_not_converged(tmp_path):
+    rows, items = _evidence(tmp_path, rcrn={"best_epoch": 19, "cap": 20})
+    md = _render(tmp_path, rows, items)[0].read_text()
+    assert "**no** (3 of 3 runs)" in md
+
+
+def test_runs_of_two_versions_of_one_component_are_refused(tmp_path):
+    rows, items = _evidence(tmp_path)
+    rows[0]["versions"] = json.dumps({"encoder": "X:2", "training": "1"})
+    with pytest.raises(report.MixedVersions, match="encoder rcrn.*X:2.*X:1"):
+        _render(tmp_path, rows, items)
+
+
+def test_claims_pair_seeds_and_use_the_bootstrap(tmp_path):
+    rows, items = _evidence(tmp_path)
+    claim = {"id": "c", "text": "t", "better": "3l_bilstm", "worse": "rcrn", "column": "TREC"}  # the wrong way round
+    result = claims.evaluate("rcrn_table5", claim, rows, items)
+    assert result.seeds == [1, 2, 3] and result.verdict == "contradicted"
+    assert result.t.mean == pytest.approx(-2.0) and result.bootstrap.mean == pytest.approx(-15.0)
+    assert result.paper == (95.4, 96.2)
+    missing = claims.evaluate("rcrn_table5", {**claim, "better": "bilstm"}, rows, items)
+    assert missing.verdict == "not run" and "bilstm" in missing.note
+
+
+def test_every_registry_claim_is_well_formed():
+    from rnnbench.results.tables import REGISTRY
+
+    for path in REGISTRY.glob("*.yaml"):
+        table = paper_table(path.stem)
+        for claim in claims.load_claims(path.stem):
+            for side in ("better", "worse"):
+                enc, variant = claims.split_row(claim[side])
+                assert any(r.get("encoder") == enc and (r.get("variant") or "") == variant for r in table["rows"]), (path.stem, claim["id"], side)
