@@ -36,7 +36,7 @@ from torch.nn import functional as F
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, zero_padding
 from rnnbench.encoders.lstm import RecurrentLayer
-from rnnbench.kernels import gated_scan as gated_scan_op
+from rnnbench.kernels.gated_scan import gated_scan
 
 PAPER_RANGES = (1, 2, 4, 10, 25)
 
@@ -144,9 +144,9 @@ class DCU(Encoder):
 
     def _scan(self, g, z, o, mask, reverse=False):
         if self.output_gate_sigmoid:
-            h, _ = gated_scan_op.gated_scan(g, z, mask, o=o, logits=True, reverse=reverse)
+            h, _ = gated_scan(g, z, mask, o=o, logits=True, reverse=reverse)
             return h
-        c, _ = gated_scan_op.gated_scan(g, z, mask, logits=True, reverse=reverse)
+        c, _ = gated_scan(g, z, mask, logits=True, reverse=reverse)
         return o * c  # c is 0 at padding, so h is too
 
     def forward(self, x, mask, context=None) -> EncoderOutput:

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, reverse_padded, zero_padding
-from rnnbench.kernels import residual_lstm as residual_lstm_op
+from rnnbench.kernels.residual_lstm import residual_lstm
 from rnnbench.nn.rnn import run_packed as _run_packed  # noqa: F401 (what _run_padded must equal; tests compare)
 
 
@@ -87,7 +87,7 @@ class RecurrentLayer(nn.Module):
         if not self.lateral:
             return _run_padded(rnn, x, lengths)
         r = self.lateral_proj(x) if self.lateral_proj is not None else x
-        return residual_lstm_op.residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0)
+        return residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0)
 
     def forward(self, x, mask):
         lengths = lengths_of(mask)

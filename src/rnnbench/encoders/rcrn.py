@@ -34,8 +34,8 @@ import torch
 
 from rnnbench.encoders.base import Encoder, EncoderOutput
 from rnnbench.encoders.lstm import RecurrentLayer
-from rnnbench.kernels import gated_scan as gated_scan_op
-from rnnbench.kernels import multi_lstm as multi_lstm_op
+from rnnbench.kernels.gated_scan import gated_scan
+from rnnbench.kernels.multi_lstm import multi_lstm
 
 LISTENER_DIRECTIONS = ("forward", "bidirectional")
 
@@ -83,16 +83,16 @@ class RCRN(Encoder):
         w_ih = torch.stack([getattr(rnn, f"weight_ih_{s}") for rnn in rnns for s in suffixes])
         w_hh = torch.stack([getattr(rnn, f"weight_hh_{s}") for rnn in rnns for s in suffixes])
         bias = torch.stack([getattr(rnn, f"bias_ih_{s}") + getattr(rnn, f"bias_hh_{s}") for rnn in rnns for s in suffixes])
-        h = multi_lstm_op.multi_lstm(x, mask, w_ih, w_hh, bias)  # [B, T, 6, hidden]
+        h = multi_lstm(x, mask, w_ih, w_hh, bias)  # [B, T, 6, hidden]
         return h.flatten(2).chunk(3, dim=-1)
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
         f, o, h3 = self._birnns(x, mask)
         if self.listener_direction == "forward":
-            h, _ = gated_scan_op.gated_scan(f, h3, mask, o=o, logits=True)
+            h, _ = gated_scan(f, h3, mask, o=o, logits=True)
         else:
             d = self.hidden_size
-            fwd, _ = gated_scan_op.gated_scan(f[..., :d], h3[..., :d], mask, o=o[..., :d], logits=True)
-            bwd, _ = gated_scan_op.gated_scan(f[..., d:], h3[..., d:], mask, o=o[..., d:], logits=True, reverse=True)
+            fwd, _ = gated_scan(f[..., :d], h3[..., :d], mask, o=o[..., :d], logits=True)
+            bwd, _ = gated_scan(f[..., d:], h3[..., d:], mask, o=o[..., d:], logits=True, reverse=True)
             h = torch.cat([fwd, bwd], dim=-1)
         return EncoderOutput(states=h)  # the scan leaves padded positions at exactly 0
