@@ -35,8 +35,9 @@ def test_the_content_of_the_data_read_is_part_of_the_identity(tmp_path):
     assert set(fingerprint) == {"trec/train_5500.label", "trec/TREC_10.label"} and all(len(v) == 64 for v in fingerprint.values())
 
 
-def test_an_absent_file_is_fingerprinted_as_missing(tmp_path):
-    assert set(data_fingerprint(_cfg(tmp_path)).values()) == {"missing"}
+def test_absent_files_are_fingerprinted_as_missing_and_the_hub_copy_read_instead_is_named(tmp_path):
+    fingerprint = data_fingerprint(_cfg(tmp_path))
+    assert fingerprint.pop("hub") == "CogComp/trec" and set(fingerprint.values()) == {"missing"}
 
 
 def test_a_component_version_bump_moves_the_run(tmp_path, monkeypatch):

@@ -128,6 +128,12 @@ def data_inputs(cfg: DictConfig) -> dict[str, Path]:
     return inputs
 
 
+def _hub_id(cfg: DictConfig) -> str | None:
+    from rnnbench.data.prepare import build_reader
+
+    return getattr(build_reader(cfg.task.reader), "hub_id", None)
+
+
 def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
     """{input name: sha256 of its content} ("missing" for an absent file); cached under paths.cache_dir."""
     cache_file = Path(str(cfg.paths.cache_dir)) / "fingerprints.json"
@@ -139,6 +145,9 @@ def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
             cache = {}  # a damaged cache is only a cache: rebuild it
     known = len(cache)
     out = {name: _path_digest(path, cache) for name, path in data_inputs(cfg).items()}
+    hub = _hub_id(cfg)
+    if hub and any(v == "missing" for k, v in out.items() if k != "embedding"):
+        out["hub"] = hub  # the files are absent: the run reads the hub copy (Reader.load), named here
     if len(cache) != known:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from rnnbench.encoders.build import known_encoders
 from rnnbench.results import claims as claims_mod
 from rnnbench.results import evidence, report, stats
 from rnnbench.results.tables import REGISTRY, paper_table
@@ -40,6 +41,7 @@ def build(results_dir: Path, status_of_table=None) -> str:
              *VERDICT_HELP, ""]
     body: list[str] = []
     counts: Counter = Counter()
+    built = set(known_encoders())
     for path in sorted(REGISTRY.glob("*.yaml")):
         name = path.stem
         claims = claims_mod.load_claims(name)
@@ -59,6 +61,9 @@ def build(results_dir: Path, status_of_table=None) -> str:
                 result = claims_mod.ClaimResult(name, claim, claims_mod.paper_values(name, claim), (None, None), verdict=missing_status)
             else:
                 result = claims_mod.evaluate(name, claim, rows, items)
+            unbuilt = [claims_mod.split_row(claim[s])[0] for s in ("better", "worse") if claims_mod.split_row(claim[s])[0] not in built]
+            if unbuilt and result.verdict in (stats.NOT_RUN, stats.DATA_MISSING):
+                result.note = f"{', '.join(f'`{u}`' for u in unbuilt)} not built yet"
             counts[result.verdict] += 1
             sign = "<" if claim.get("lower_is_better") else ">"
             budget = _budget([r for r in rows if r["encoder"] in (claims_mod.split_row(claim["better"])[0], claims_mod.split_row(claim["worse"])[0])])
@@ -67,7 +72,7 @@ def build(results_dir: Path, status_of_table=None) -> str:
                 + ("" if claim.get("quantity", "test") == "test" else f", {claim['quantity']}") + ")"
                 f" | {_num(result.paper[0])} / {_num(result.paper[1])} | {_num(result.ours[0], 2)} / {_num(result.ours[1], 2)}"
                 f" | {report.fmt_interval(result.t)} | {report.fmt_interval(result.bootstrap)} | **{result.verdict}**"
-                f"{' (' + result.note + ')' if result.note and result.verdict != stats.NOT_RUN else ''}"
+                f"{' (' + result.note + ')' if result.note and (result.verdict != stats.NOT_RUN or unbuilt) else ''}"
                 f" | {', '.join(map(str, result.seeds)) or '–'} | {budget or '–'} | {claim.get('cite', '')} |")
         body.append("")
     summary = ", ".join(f"{v} {counts[v]}" for v in (stats.REPRODUCED, stats.CONTRADICTED, stats.INCONCLUSIVE, stats.NOT_RUN, stats.DATA_MISSING) if counts[v])
