@@ -101,3 +101,13 @@ def test_every_registry_claim_is_well_formed():
             for side in ("better", "worse"):
                 enc, variant = claims.split_row(claim[side])
                 assert any(r.get("encoder") == enc and (r.get("variant") or "") == variant for r in table["rows"]), (path.stem, claim["id"], side)
+
+
+def test_an_equality_claim_on_parameters_is_exact(tmp_path):
+    rows, items = _evidence(tmp_path)
+    claim = {"id": "c", "text": "t", "better": "rcrn", "worse": "3l_bilstm", "column": "TREC", "quantity": "parameters", "relation": "equal"}
+    assert claims.evaluate("rcrn_table5", claim, rows, items).verdict == "reproduced"  # both 1,000 in the fixture
+    for r in rows:
+        if r["encoder"] == "rcrn":
+            r["parameters"] = 1200
+    assert claims.evaluate("rcrn_table5", claim, rows, items).verdict == "contradicted"

@@ -111,5 +111,17 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         result.verdict = stats.INCONCLUSIVE
         result.note = f"{len(seeds)} paired seed(s): no interval"
         return result
+    if claim.get("relation") == "equal":
+        result.verdict = equality_verdict(result.t, quantity)
+        return result
     result.verdict = stats.verdict([result.t, result.bootstrap], better_is_higher=not lower)
     return result
+
+
+def equality_verdict(t: stats.Interval, quantity: str) -> str:
+    """A claim that two rows are equal. Parameter counts are exact: equal or not. For a measured
+    quantity an interval that contains 0 cannot prove equality: inconclusive; one that excludes 0
+    contradicts it."""
+    if quantity == "parameters":
+        return stats.REPRODUCED if t.low == t.high == 0 else stats.CONTRADICTED
+    return stats.CONTRADICTED if t.excludes_zero() else stats.INCONCLUSIVE
