@@ -1,0 +1,59 @@
+"""Re-score a finished run on any split, without training: `python evaluate.py run=<run folder>`.
+
+    python evaluate.py run=runs/picking/fhe/s1-0123abcd4567                      # its test split
+    python evaluate.py run=<folder> split=dev
+    python evaluate.py run=<folder> task.reader.test_length=400                   # longer test sequences (picking)
+    python evaluate.py run=<folder> trainer.mc_dropout_samples=60                 # MC dropout at test time
+
+Overrides change only how the data is read (``task.reader.*``), where it is
+(``paths.*``) and how the model is scored (``trainer.mc_dropout_samples``,
+``trainer.mc_dropout_combine``, ``trainer.eval_batch_size``, ``trainer.max_eval_batches``,
+``trainer.truncate``, ``trainer.num_threads``, ``trainer.device``, ``trainer.kernel_impl``);
+encoder, embedding and head keys are refused (they would describe another model).
+
+Writes ``eval-<split>-<hash of the overrides>.json`` (metrics, the run's own recorded
+scores of that split beside them, the config used) and ``.predictions.jsonl`` in the run
+folder; the run's own files are never touched. A bad input is one line on stderr
+(``error: ...``) and exit status 2.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or any(a in ("-h", "--help") for a in args):
+        print(__doc__.strip())
+        return 0 if args else 2
+    run, split, overrides = None, "test", []
+    for arg in args:
+        if arg.startswith("run="):
+            run = arg.partition("=")[2]
+        elif arg.startswith("split="):
+            split = arg.partition("=")[2]
+        else:
+            overrides.append(arg)
+    from rnnbench.errors import RnnbenchError
+
+    if not run:
+        print("error: give the run folder: python evaluate.py run=runs/<task>/<encoder>/s<seed>-<identity> [split=test] [overrides]",
+              file=sys.stderr)
+        return 2
+    from rnnbench.inference import evaluate_run
+
+    try:
+        evaluation, path = evaluate_run(run, split, overrides)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
+    scores = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in evaluation["metrics"].items())
+    recorded = evaluation.get("recorded")
+    print(f"{split}: {scores} ({evaluation['examples_scored']} examples)"
+          + (f"; recorded by the run: {recorded}" if recorded and not evaluation["overrides"] else ""))
+    print(f"wrote {path} and {evaluation['predictions']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
