@@ -266,3 +266,24 @@ def test_nan_loss_is_never_marked_done(tmp_path, real_data, monkeypatch):
     with pytest.raises(TrainingDiverged, match="nothing was recorded"):
         train(smoke_config(tmp_path, "task=trec", "trainer.lr=1e30", "embedding=random"), say=_quiet)
     assert not list((tmp_path / "runs").rglob("done"))
+
+
+def test_a_file_in_the_wrong_encoding_names_its_file_and_line(tmp_path):
+    from rnnbench.data.base import read_lines
+
+    path = tmp_path / "data.txt"
+    path.write_bytes(b"fine line\nbad \xff byte\n")
+    with pytest.raises(DataFormatError, match=r"data.txt:2: byte 0xff is not valid utf-8"):
+        read_lines(path)
+
+
+def test_a_damaged_embedding_cache_is_rebuilt(tmp_path, capsys):
+    from rnnbench.data.embeddings import read_glove
+
+    glove = _glove(tmp_path / "g.txt", ["cat", "dog"], 4)
+    words, vectors = read_glove(glove, 4, tmp_path / "cache")
+    (cached,) = (tmp_path / "cache" / "embeddings").glob("*.pt")
+    cached.write_bytes(b"not a torch file")
+    again, vectors_again = read_glove(glove, 4, tmp_path / "cache")
+    assert again == words and torch.equal(vectors, vectors_again)
+    assert "is damaged" in capsys.readouterr().out

@@ -84,7 +84,15 @@ def try_hub_note(reader: Reader) -> str:
 def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:
     """Lines of a text file split on '\\n' only (some corpora hold U+0085, which
     str.splitlines() would also split on); a trailing empty line is dropped."""
-    text = path.read_bytes().decode(encoding)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        from rnnbench.errors import DataFormatError
+
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataFormatError(path, line, f"byte {raw[exc.start]:#04x} is not valid {encoding}: is this the original file? "
+                                          "(re-download it, or convert it to UTF-8)") from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -74,8 +74,12 @@ def read_glove(path: Path, dim: int, cache_dir: str | Path) -> tuple[list[str], 
     key = hashlib.sha256(repr((str(path.resolve()), stat.st_size, int(stat.st_mtime), dim)).encode()).hexdigest()[:16]
     cached = Path(cache_dir) / "embeddings" / f"{path.name}.{key}.pt"
     if cached.exists():
-        saved = torch.load(cached)
-        return saved["words"], saved["vectors"]
+        try:
+            saved = torch.load(cached)
+            return saved["words"], saved["vectors"]
+        except Exception as exc:  # noqa: BLE001 - a damaged cache is only a cache: parse the file again
+            print(f"warning: the embedding cache {cached} is damaged ({type(exc).__name__}); parsing {path} again", flush=True)
+            cached.unlink(missing_ok=True)
     words, rows = [], []
     try:
         for number, word, values in progress_bar(iter_glove(path, dim), desc=f"reading {path.name} (once; cached)", unit=" words", mininterval=2):
