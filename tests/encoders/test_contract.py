@@ -71,7 +71,7 @@ def test_gradients_reach_every_parameter(name):
     loss = out.states.pow(2).sum()
     if out.aux_loss is not None:
         loss = loss + out.aux_loss
-    extra = enc.feedback(torch.randn(x.shape[0]))
+    extra = enc.policy_loss(out, torch.randn(x.shape[0]))
     if extra is not None:
         loss = loss + extra
     loss.backward()

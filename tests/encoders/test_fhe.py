@@ -201,7 +201,7 @@ def test_unconditional_gates_ignore_the_context():
         torch.testing.assert_close(enc(x, mask, ctx).states, enc(x, mask).states)
 
 
-def test_feedback_is_reinforce_with_a_running_baseline():
+def test_policy_loss_is_reinforce_with_a_running_baseline():
     enc = make_fhe(epsilon=0.05, baseline_momentum=0.75).train()
     seen = capture_gate_probability(enc)
     x, mask, ctx = inputs([7, 4, 2])
@@ -211,17 +211,40 @@ def test_feedback_is_reinforce_with_a_running_baseline():
         ll = -torch.rand(3) * 3
         pi = seen["p"] + 0.05
         log_prob = torch.where(out.mask, pi.log(), (1 - pi).log()).masked_fill(~mask, 0).sum(1)
+        torch.testing.assert_close(out.policy_log_prob, log_prob, rtol=1e-5, atol=1e-6)
         baseline = ll.mean() if step == 0 else means[0]  # started at the first mean
         expected = -((ll - baseline) * log_prob).mean()
-        torch.testing.assert_close(enc.feedback(ll), expected, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(enc.policy_loss(out, ll), expected, rtol=1e-5, atol=1e-6)
         means.append(ll.mean())
-        assert enc.feedback(ll) is None  # consumed
     torch.testing.assert_close(enc.baseline, 0.75 * means[0] + 0.25 * means[1])
     enc.eval()
     with torch.no_grad():
-        enc(x, mask, ctx)
-    assert enc.feedback(torch.zeros(3)) is None
+        out = enc(x, mask, ctx)
+    assert out.policy_log_prob is None and enc.policy_loss(out, torch.zeros(3)) is None
     torch.testing.assert_close(enc.baseline, 0.75 * means[0] + 0.25 * means[1])  # eval leaves it alone
+
+
+def test_the_policy_loss_does_not_depend_on_earlier_calls():
+    """Two training forwards then one loss equal one forward and its loss: no state between calls."""
+    x, mask, ctx = inputs([7, 4, 2])
+    ll = -torch.rand(3, generator=torch.Generator().manual_seed(5)) * 3
+
+    def loss_and_gate_grads(extra_calls):
+        enc = make_fhe(sparsity_weight=0.5, sparsity_target=0.1, sparsity_penalty="reward").train()
+        for _ in range(extra_calls):
+            enc(x, mask, ctx)  # thrown away: sampled gates of a call nobody scores
+        torch.manual_seed(1)
+        out = enc(x, mask, ctx)
+        loss = enc.policy_loss(out, ll)
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in enc.gate.parameters()], enc.baseline.clone()
+
+    one, grads_one, baseline_one = loss_and_gate_grads(0)
+    two, grads_two, baseline_two = loss_and_gate_grads(1)
+    torch.testing.assert_close(two, one)
+    torch.testing.assert_close(baseline_two, baseline_one)
+    for a, b in zip(grads_two, grads_one):
+        torch.testing.assert_close(a, b)
 
 
 def test_policy_losses_train_only_the_gate():
@@ -233,7 +256,7 @@ def test_policy_losses_train_only_the_gate():
     x, mask, ctx = inputs([7, 4, 2])
     ctx.requires_grad_()
     out = enc(x, mask, ctx)
-    (out.aux_loss + enc.feedback(-torch.rand(3))).backward()
+    (out.aux_loss + enc.policy_loss(out, -torch.rand(3))).backward()
     trained = {n for n, p in enc.named_parameters() if p.grad is not None and torch.any(p.grad != 0)}
     assert trained == {"gate.0.weight", "gate.0.bias", "gate.2.weight", "gate.2.bias", "context_proj.weight", "context_proj.bias"}
     assert ctx.grad is None
@@ -290,10 +313,100 @@ def test_reinforce_opens_the_gate_where_the_answer_is(one_thread):
         x, _, label = marker_batch(64, g)
         log_probs, enc = model(x, mask[:64])
         ll = log_probs.gather(1, label.unsqueeze(1)).squeeze(1)
-        loss = -ll.mean() + enc.aux_loss + model.encoder.feedback(ll.detach())
+        loss = -ll.mean() + enc.aux_loss + model.encoder.policy_loss(enc, ll.detach())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     end, elsewhere = gate_probability()
     assert end > start + 0.3, (start, end)
     assert end > elsewhere + 0.3, (end, elsewhere)
+
+
+# ---- the sparsity penalty's two forms and Table 3's schedule ----------------------------
+
+
+def test_sparsity_penalty_by_hand():
+    """lambda * max(0, mean_t b_t - gamma) per sequence, over its real tokens."""
+    from rnnbench.encoders.fhe import sparsity_penalty
+
+    gates = torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 0, 0]], dtype=torch.bool)  # third: 2 real tokens
+    # openness 0.5, 0.25, 1.0 (padding never counts); gamma 0.25, lambda 2
+    torch.testing.assert_close(sparsity_penalty(gates, mask, 2.0, 0.25), torch.tensor([0.5, 0.0, 1.5]))
+    # gamma = 0: a penalty on every open gate (the paper's eq. 11)
+    torch.testing.assert_close(sparsity_penalty(gates, mask, 1.0, 0.0), torch.tensor([0.5, 0.25, 1.0]))
+
+
+def test_reward_form_is_subtracted_from_the_reward():
+    """sparsity_penalty=reward: no aux loss; the penalty of the sampled gates lowers each sequence's reward."""
+    enc = make_fhe(epsilon=0.0, sparsity_weight=2.0, sparsity_target=0.25, sparsity_penalty="reward", baseline_momentum=0.5).train()
+    fix_gate_probability(enc, 0.6)
+    x, mask, ctx = inputs([4, 4, 2])
+    torch.manual_seed(3)
+    out = enc(x, mask, ctx)
+    assert out.aux_loss is None
+    real = mask.float()
+    openness = (out.mask.float() * real).sum(1) / real.sum(1)
+    penalty = 2.0 * torch.clamp(openness - 0.25, min=0.0)
+    torch.testing.assert_close(out.policy_penalty, penalty)
+    ll = torch.tensor([-0.5, -1.0, -2.0])
+    reward = ll - penalty
+    log_prob = torch.where(out.mask, math.log(0.6), math.log(0.4)).masked_fill(~mask, 0).sum(1)
+    expected = -((reward - reward.mean()) * log_prob).mean()  # the baseline starts at the first mean reward
+    torch.testing.assert_close(enc.policy_loss(out, ll), expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(enc.baseline, reward.mean())  # 0.5 * first mean + 0.5 * the same mean
+    enc.eval()
+    with torch.no_grad():
+        out = enc(x, mask, ctx)
+    assert out.aux_loss is None and out.policy_penalty is None  # eval: nothing sampled, no penalty
+
+
+def test_loss_form_is_todays_differentiable_term():
+    enc = make_fhe(sparsity_weight=2.0, sparsity_target=0.25).train()  # sparsity_penalty="loss" is the default
+    fix_gate_probability(enc, 0.6)
+    x, mask, ctx = inputs([4, 4, 2])
+    out = enc(x, mask, ctx)
+    assert out.policy_penalty is None
+    torch.testing.assert_close(out.aux_loss, torch.tensor(2.0 * (0.6 - 0.25)))
+
+
+def test_an_unknown_penalty_form_or_threshold_is_one_line():
+    from rnnbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="sparsity_penalty"):
+        make_fhe(sparsity_penalty="both")
+    with pytest.raises(ConfigError, match="penalty_from_dev_accuracy"):
+        make_fhe(penalty_from_dev_accuracy=90)
+    with pytest.raises(ConfigError, match="penalty_from_dev_accuracy"):
+        make_fhe().set_penalty_active(True)
+
+
+@pytest.mark.parametrize("form", ["reward", "loss"])
+def test_table3_schedule_enforces_the_penalty_once_dev_accuracy_is_reached(form):
+    enc = make_fhe(sparsity_weight=2.0, sparsity_target=0.0, sparsity_penalty=form, penalty_from_dev_accuracy=0.9).train()
+    fix_gate_probability(enc, 0.6)
+    x, mask, ctx = inputs([4, 3])
+
+    def penalised():
+        out = enc(x, mask, ctx)
+        return (out.aux_loss if form == "loss" else out.policy_penalty) is not None, out.stats["penalty_active"]
+
+    assert penalised() == (False, 0.0)  # gates free at first
+    enc.on_dev_score(0.85)
+    assert penalised() == (False, 0.0)
+    enc.on_dev_score(0.9)
+    assert penalised() == (True, 1.0)
+    enc.on_dev_score(0.5)  # once enforced, for the rest of training
+    assert penalised() == (True, 1.0)
+    # the switch is saved with the weights, so a resumed run keeps it
+    fresh = make_fhe(sparsity_weight=2.0, sparsity_target=0.0, sparsity_penalty=form, penalty_from_dev_accuracy=0.9)
+    fresh.load_state_dict(enc.state_dict())
+    assert fresh.penalty_is_active()
+
+
+def test_without_the_schedule_the_state_dict_is_unchanged():
+    """Runs without penalty_from_dev_accuracy keep the state-dict keys they always had (old checkpoints load)."""
+    enc = make_fhe()
+    assert "penalty_active" not in enc.state_dict()
+    x, mask, ctx = inputs([4, 3])
+    assert set(enc(x, mask, ctx).stats) == {"gate_openness", "gate_prob"}  # records keep their keys too

@@ -7,9 +7,8 @@ from torch import nn
 
 from rnnbench.compose import compose_config
 from rnnbench.data.batching import collate
-from rnnbench.encoders.base import EncoderOutput
 from rnnbench.encoders.build import build_encoder, known_encoders
-from rnnbench.heads.pair_classifier import PairClassifierHead, combine_encoder_outputs
+from rnnbench.heads.pair_classifier import PairClassifierHead
 from rnnbench.nn.highway import Highway
 from rnnbench.training.model import TaskModel
 from tests.helpers import assert_scores_independent_of_batching, parameters_without_gradient
@@ -98,22 +97,16 @@ def test_gradients_reach_every_parameter():
 
 
 def test_fhe_policy_sees_both_sentences():
-    """FHE accumulates the gate log-probabilities of both calls per example; its REINFORCE loss trains the gates."""
+    """The combined output sums FHE's gate log-probabilities of both calls per example; its REINFORCE loss trains the gates."""
     model = make_model("fhe").train()
+    calls = []
+    model.encoder.register_forward_hook(lambda m, args, out: calls.append(out.policy_log_prob))
     out, loss = model(batch_of([SHORT, LONG, MIDDLE]))
-    assert model.encoder._pending_log_prob is None  # consumed by feedback()
+    assert len(calls) == 2
+    torch.testing.assert_close(out.encoder_output.policy_log_prob, calls[0] + calls[1])
     loss.backward()
     assert any(p.grad is not None and torch.any(p.grad != 0) for p in model.encoder.gate.parameters())
     assert out.encoder_output.aux_loss is not None and "gate_openness" in out.encoder_output.stats
-
-
-def test_combine_encoder_outputs_averages_aux_and_stats():
-    states = torch.zeros(2, 3, 4)
-    one = EncoderOutput(states, torch.tensor(1.0), {"gate": 0.2})
-    two = EncoderOutput(states, torch.tensor(3.0), {"gate": 0.6})
-    both = combine_encoder_outputs([one, two])
-    assert float(both.aux_loss) == 2.0 and both.stats == pytest.approx({"gate": 0.4})
-    assert combine_encoder_outputs([EncoderOutput(states), EncoderOutput(states)]).aux_loss is None
 
 
 def test_highway_carries_or_transforms():

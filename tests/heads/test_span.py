@@ -189,3 +189,15 @@ def test_pointer_can_read_the_input_layer():
     rng = random.Random(5)
     out = head(batch_of([example(0, 6, 2, rng), example(1, 4, 3, rng)]), embedding, encoder)
     assert torch.isfinite(out.loss)
+
+
+def test_encoder_losses_are_averaged_over_the_calls():
+    """Head version 2: passage, question and both pointer layers are four calls; their aux losses are
+    averaged (encoders.base.combine_outputs), so a regulariser weighs as it does in a one-call head."""
+    head, encoder, embedding = make("mzu_sat", pointer="encoder")
+    losses = []
+    encoder.register_forward_hook(lambda module, args, out: losses.append(out.aux_loss.detach()))
+    rng = random.Random(0)
+    out = head(batch_of([example(0, 7, 3, rng), example(1, 5, 4, rng)]), embedding, encoder)
+    assert len(losses) == 4
+    torch.testing.assert_close(out.encoder_output.aux_loss.detach(), torch.stack(losses).mean())

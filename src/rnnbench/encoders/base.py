@@ -1,7 +1,23 @@
 """The encoder contract: every encoder maps embedded tokens to per-token states.
 
 Heads only ever see this interface, so any head works with any encoder
-(AllenNLP's Seq2SeqEncoder idea). See docs in README "Encoder contract".
+(AllenNLP's Seq2SeqEncoder idea). ``docs/architecture.md`` ("The encoder contract")
+describes it with the heads and the training step around it.
+
+One call: ``encoder(x [B, T, input_size], mask [B, T] bool, context [B, C] | None)``
+returns an ``EncoderOutput``. Everything an encoder has to say about the call is in
+that output: nothing is kept on the encoder between a forward call and the loss built
+from it, so any number of calls may be made (and thrown away) before a loss.
+
+A head that calls the encoder several times per batch (a passage and a question, a
+pair of sentences, a question and its candidate answers) combines the calls with
+``combine_outputs``, the one rule every head uses; see its docstring.
+
+The training step (``rnnbench.training.model.TaskModel``) adds to the head's task
+loss the combined ``aux_loss`` and, in training, ``encoder.policy_loss(output,
+log_likelihood)``: the learning signal of an encoder with discrete decisions (FHE's
+gates, by REINFORCE), computed from the combined output and the head's per-example
+log-likelihood of the gold answer.
 """
 from __future__ import annotations
 
@@ -13,21 +29,72 @@ from torch import nn
 
 @dataclass
 class EncoderOutput:
-    """What every encoder returns.
+    """What every encoder returns: all it has to say about one call.
 
-    states:   [B, T, output_size], exactly zero at padded positions.
-    aux_loss: an already-weighted extra loss term (MZU zone disagreement,
-              FHE sparsity penalty) or None.
-    stats:    scalars for logging, e.g. FHE gate openness.
-    mask:     optional [B, T] bool mask of the positions downstream attention
-              may look at (FHE exposes its open gates here); None means the
-              input mask.
+    states:          [B, T, output_size], exactly zero at padded positions.
+    aux_loss:        an already-weighted, differentiable extra loss term, a scalar (MZU zone
+                     disagreement, FHE's sparsity penalty in its ``loss`` form), or None.
+    stats:           scalars for logging, e.g. FHE gate openness.
+    mask:            optional [B, T] bool mask of the positions downstream attention may
+                     look at (FHE exposes its open gates here); None means the input mask.
+    policy_log_prob: [B] or None: the log-probability, summed over the call's real tokens,
+                     of the discrete decisions the encoder sampled in training (FHE's
+                     gates); None in eval and for encoders without decisions.
+    policy_penalty:  [B] or None: a per-example cost of those decisions, subtracted from
+                     the REINFORCE reward (FHE's sparsity penalty in its ``reward`` form).
     """
 
     states: torch.Tensor
     aux_loss: torch.Tensor | None = None
     stats: dict[str, float] = field(default_factory=dict)
     mask: torch.Tensor | None = None
+    policy_log_prob: torch.Tensor | None = None
+    policy_penalty: torch.Tensor | None = None
+
+
+def combine_outputs(outputs: list[EncoderOutput], primary: int = 0) -> EncoderOutput:
+    """One EncoderOutput for a head that called the encoder several times in one batch.
+
+    The rule, the same in every head:
+    - ``states`` and ``mask`` are those of ``outputs[primary]`` (the call the head calls
+      its main sequence: the passage; nothing downstream of the head reads them);
+    - ``aux_loss`` is the mean of the calls' terms (over the calls that returned one).
+      Each term is already an average over its call's tokens or sequences, so a
+      regulariser weighs the same whether a head makes one call or five;
+    - ``stats`` are averaged over the calls that report them (logging only);
+    - ``policy_log_prob`` is summed per example: the calls' decisions together are one
+      action of the policy, whose log-probability is the sum of theirs. Every call must
+      then be aligned with the batch's examples (the same B, example i at row i);
+    - ``policy_penalty`` is averaged per example over the calls that give one, like
+      ``aux_loss`` (a penalty weighs the same whatever the number of calls).
+    """
+    if not outputs:
+        raise ValueError("combine_outputs needs at least one EncoderOutput")
+    aux = [o.aux_loss for o in outputs if o.aux_loss is not None]
+    stats: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for o in outputs:
+        for k, v in o.stats.items():
+            stats[k] = stats.get(k, 0.0) + float(v)
+            counts[k] = counts.get(k, 0) + 1
+    log_probs = [o.policy_log_prob for o in outputs if o.policy_log_prob is not None]
+    penalties = [o.policy_penalty for o in outputs if o.policy_penalty is not None]
+    for name, values in (("policy_log_prob", log_probs), ("policy_penalty", penalties)):
+        shapes = {tuple(v.shape) for v in values}
+        if len(shapes) > 1:
+            raise ValueError(
+                f"combine_outputs: {name} of shapes {sorted(shapes)}; every call of a head must be aligned "
+                "with the batch's examples (one row per example) for its decisions to be combined"
+            )
+    first = outputs[primary]
+    return EncoderOutput(
+        states=first.states,
+        aux_loss=torch.stack(aux).mean() if aux else None,
+        stats={k: v / counts[k] for k, v in stats.items()},
+        mask=first.mask,
+        policy_log_prob=torch.stack(log_probs).sum(0) if log_probs else None,
+        policy_penalty=torch.stack(penalties).mean(0) if penalties else None,
+    )
 
 
 class Encoder(nn.Module):
@@ -53,14 +120,22 @@ class Encoder(nn.Module):
     ) -> EncoderOutput:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def feedback(self, log_likelihood: torch.Tensor) -> torch.Tensor | None:
-        """Learning signal from the head after the forward pass.
+    def policy_loss(self, output: EncoderOutput, log_likelihood: torch.Tensor) -> torch.Tensor | None:
+        """The learning signal of the encoder's discrete decisions, from one (combined) output.
 
-        Called by the task model with the per-example log-likelihood of the
-        correct answer ([B], detached by the caller). Encoders with a
-        non-differentiable part (FHE's discrete gates, trained by REINFORCE)
-        return an extra loss built from it; all others return None.
+        Called by the task model in training with the output the head returned (all the
+        encoder calls of the batch, combined by ``combine_outputs``) and the head's
+        per-example log-likelihood of the correct answer ([B], detached). A function of
+        its arguments and of the encoder's own training statistics (FHE's reward
+        baseline, a buffer saved with the weights), never of earlier forward calls.
+        Encoders without discrete decisions return None.
         """
+        return None
+
+    def on_dev_score(self, score: float) -> None:
+        """Hook the training loop calls after each dev evaluation with the selection metric's
+        value. Does nothing by default; FHE's Table 3 schedule
+        (``penalty_from_dev_accuracy``) switches its sparsity penalty on here."""
         return None
 
     def num_parameters(self) -> int:

@@ -11,7 +11,8 @@ upper states at open gates only (EncoderOutput.mask).
             b_t ~ Bernoulli(min(p_t + epsilon, 1)) in training, b_t = 1[p_t > threshold] in eval
     upper:  LSTM over h_t, stepping only where b_t = 1
 
-The paper's equations were lost (docs/equations.md); these choices are ours:
+The paper's equations were lost in its text; these choices are ours (docs/architecture.md
+says where each encoder's reconstruction is recorded):
 - q is a learned projection of the context to the hidden size, because z_t
   multiplies q with h_t elementwise and the context (e.g. the picking head's
   32-dim question embedding) has its own size. ``context_size`` fixes that size at
@@ -25,24 +26,39 @@ The paper's equations were lost (docs/equations.md); these choices are ours:
   that same distribution's log-probabilities.
 - In eval, a sequence whose gates are all shut opens its last real token (in the
   upper layer too), so attention has one real summary state to look at.
-- Sparsity penalty: ``aux_loss = lambda * mean_batch max(0, mean_t p_t - gamma)``,
-  a differentiable surrogate of the paper's max(0, mean_t b_t - gamma) on the
-  probabilities instead of the samples. We chose it over a reward term because it
-  gives the exact gradient instead of a REINFORCE estimate and keeps the reward
-  (hence the baseline) the pure task log-likelihood; like the paper's penalty it
-  only pushes gates shut once the openness exceeds gamma.
+- Sparsity penalty, two forms (``sparsity_penalty``):
+  ``reward`` (the paper's, eq. 10; use it for rows that stand for the paper's model):
+  ``lambda * max(0, mean_t b_t - gamma)`` per sequence, on the sampled gates b_t over its
+  real tokens, subtracted from that sequence's REINFORCE reward. It reaches the gate
+  through the policy gradient only. ``loss`` (ours, the default, kept so earlier runs stay
+  valid): ``aux_loss = lambda * mean_batch max(0, mean_t p_t - gamma)``, a differentiable
+  surrogate on the probabilities instead of the samples: the exact gradient instead of a
+  REINFORCE estimate, and a reward that is the pure task log-likelihood; like the
+  paper's penalty it only pushes gates shut once the openness exceeds gamma.
+  The paper's lambda and gamma were lost with its equations (``sparsity_weight`` 0.1 and
+  ``sparsity_target`` 0.1 are ours).
+- Table 3's schedule (``penalty_from_dev_accuracy``, default null = the penalty applies
+  from the start, the paper's "FHE-fixed"): the paper first lets the gates open almost
+  freely, then enforces the penalty once a desired dev accuracy is reached (FHE80,
+  FHE90, ...). Here the penalty is off (lambda = 0: the paper's "small value" was lost;
+  ours) until ``on_dev_score`` sees a dev score >= the threshold, then on for the rest of
+  training (``set_penalty_active``). The switch is a buffer, saved with the weights, so a
+  resumed run keeps it.
 - The gate is the policy: REINFORCE and the sparsity penalty train only its own
   parameters (the gate MLP and the context projection). Its inputs h_t and c are
   detached, so the lower LSTM and the head's question embedding learn from the
-  task log-likelihood alone ("task log-likelihood for everything but the gate",
-  docs/equations.md), undisturbed by the high-variance policy gradient. Picking
+  task log-likelihood alone (the reconstruction's "task log-likelihood for everything
+  but the gate"), undisturbed by the high-variance policy gradient. Picking
   task, hidden 64, one seed: dev accuracy 0.60 instead of 0.36 after one epoch,
   0.85 instead of 0.83 after four.
-- REINFORCE (``feedback``): reward = log-likelihood minus a running mean of it
-  (started at the first batch's mean, updated after use, in training only);
-  loss = -(reward * sum_t log pi(b_t)).mean() over real tokens, summing the
-  log-probabilities of every training forward since the last feedback (a pair
-  head encodes two sequences per example).
+- REINFORCE (``policy_loss``, a function of the output): the forward returns the
+  summed log-probability of the sampled gates (``EncoderOutput.policy_log_prob``, [B])
+  and, in the ``reward`` form, the per-sequence penalty (``policy_penalty``). Reward =
+  log-likelihood of the gold answer minus the penalty; baseline = a running mean of the
+  reward (ours: the paper's baseline was lost with its equations; started at the first
+  batch's mean, updated after use, in training only); loss = -((reward - baseline) *
+  log_prob).mean(). A head that calls the encoder several times per example sums the
+  calls' log-probabilities and averages their penalties (``encoders.base.combine_outputs``).
 """
 from __future__ import annotations
 
@@ -52,6 +68,7 @@ from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, zero_padding
 from rnnbench.encoders.lstm import set_forget_bias
+from rnnbench.errors import ConfigError
 from rnnbench.kernels.fhe_upper import fhe_upper
 
 _TINY = 1e-6  # keeps the sampling probability off 0 and 1, so its log stays finite
@@ -76,6 +93,8 @@ class FHE(Encoder):
         sparsity_target: float = 0.0,
         baseline_momentum: float = 0.9,
         forget_bias: float = 1.0,
+        sparsity_penalty: str = "loss",
+        penalty_from_dev_accuracy: float | None = None,
     ):
         super().__init__(input_size, hidden_size)
         self.causal = True  # both LSTMs run forward; the gate reads h_t and the context only
@@ -83,6 +102,18 @@ class FHE(Encoder):
             raise ValueError(f"encoder.context_size must be >= 0, got {context_size}")
         if not 0.0 <= baseline_momentum < 1.0:
             raise ValueError(f"encoder.baseline_momentum must be in [0, 1), got {baseline_momentum}")
+        if sparsity_penalty not in ("reward", "loss"):
+            raise ConfigError(
+                f"encoder.sparsity_penalty must be 'reward' (the paper's: subtracted from the REINFORCE reward) "
+                f"or 'loss' (a differentiable term on the gate probabilities), got {sparsity_penalty!r}"
+            )
+        if penalty_from_dev_accuracy is not None and not 0.0 <= penalty_from_dev_accuracy <= 1.0:
+            raise ConfigError(
+                f"encoder.penalty_from_dev_accuracy must be a dev accuracy in [0, 1] (or null: the penalty "
+                f"from the start), got {penalty_from_dev_accuracy}"
+            )
+        self.sparsity_penalty = sparsity_penalty
+        self.penalty_from_dev_accuracy = penalty_from_dev_accuracy
         self.context_size = context_size
         self.context_in_input = context_in_input and context_size > 0
         self.epsilon = epsilon
@@ -103,7 +134,24 @@ class FHE(Encoder):
 
         self.register_buffer("baseline", torch.zeros(()))
         self.register_buffer("baseline_started", torch.zeros((), dtype=torch.bool))
-        self._pending_log_prob: torch.Tensor | None = None
+        if penalty_from_dev_accuracy is not None:  # only then: other runs' state dicts keep their keys
+            self.register_buffer("penalty_active", torch.zeros((), dtype=torch.bool))
+
+    # -- the sparsity penalty's switch (Table 3's schedule) ---------------------------------
+    def penalty_is_active(self) -> bool:
+        return self.penalty_from_dev_accuracy is None or bool(self.penalty_active)
+
+    def set_penalty_active(self, active: bool) -> None:
+        """Switch the sparsity penalty on (or off); only with ``penalty_from_dev_accuracy`` set,
+        since without it the penalty is always on."""
+        if self.penalty_from_dev_accuracy is None:
+            raise ConfigError("FHE.set_penalty_active needs encoder.penalty_from_dev_accuracy (without it the penalty is always on)")
+        self.penalty_active.fill_(bool(active))
+
+    def on_dev_score(self, score: float) -> None:
+        """Table 3's schedule: the penalty goes on, for good, at the first dev score >= the threshold."""
+        if self.penalty_from_dev_accuracy is not None and score >= self.penalty_from_dev_accuracy:
+            self.set_penalty_active(True)
 
     def _check_context(self, context: torch.Tensor | None) -> None:
         if context is None:
@@ -146,16 +194,14 @@ class FHE(Encoder):
         h = zero_padding(h, mask)
         p = torch.sigmoid(self.gate(self._gate_input(h, context)).squeeze(-1))
 
+        log_prob = None
         if self.training:
             pi = (p + self.epsilon).clamp(_TINY, 1 - _TINY)
             b = torch.bernoulli(pi.detach()).bool() & mask
             log_pi = torch.where(b, pi.log(), torch.log1p(-pi))
             log_prob = torch.where(mask, log_pi, torch.zeros_like(log_pi)).sum(dim=1)
-            pending = self._pending_log_prob
-            self._pending_log_prob = log_prob if pending is None else pending + log_prob
         else:
             b = self._open_last_if_shut((p > self.threshold) & mask, mask)
-            self._pending_log_prob = None
 
         states = fhe_upper(
             h, b, mask, self.upper.weight_ih_l0, self.upper.weight_hh_l0, self.upper.bias_ih_l0, self.upper.bias_hh_l0
@@ -163,27 +209,45 @@ class FHE(Encoder):
 
         real = mask.to(p.dtype)
         tokens = real.sum().clamp(min=1.0)
-        seq_openness = (p * real).sum(dim=1) / real.sum(dim=1).clamp(min=1.0)
-        aux_loss = None
-        if self.sparsity_weight > 0:
-            aux_loss = self.sparsity_weight * F.relu(seq_openness - self.sparsity_target).mean()
+        lengths = real.sum(dim=1).clamp(min=1.0)
+        aux_loss, penalty = None, None
+        if self.sparsity_weight > 0 and self.penalty_is_active():
+            if self.sparsity_penalty == "loss":
+                seq_openness = (p * real).sum(dim=1) / lengths
+                aux_loss = self.sparsity_weight * F.relu(seq_openness - self.sparsity_target).mean()
+            elif log_prob is not None:  # "reward": on the sampled gates, for REINFORCE (training only)
+                penalty = sparsity_penalty(b, mask, self.sparsity_weight, self.sparsity_target).to(log_prob.dtype)
         stats = {
             "gate_openness": float(b.sum() / tokens),
             "gate_prob": float((p.detach() * real).sum() / tokens),
         }
-        return EncoderOutput(states=states, aux_loss=aux_loss, stats=stats, mask=b)
+        if self.penalty_from_dev_accuracy is not None:
+            stats["penalty_active"] = float(self.penalty_is_active())
+        return EncoderOutput(states=states, aux_loss=aux_loss, stats=stats, mask=b, policy_log_prob=log_prob, policy_penalty=penalty)
 
-    def feedback(self, log_likelihood: torch.Tensor) -> torch.Tensor | None:
-        """REINFORCE loss for the gates sampled since the last call (None after eval forwards)."""
-        log_prob, self._pending_log_prob = self._pending_log_prob, None
+    def policy_loss(self, output: EncoderOutput, log_likelihood: torch.Tensor) -> torch.Tensor | None:
+        """REINFORCE for the gates sampled in ``output`` (None for an eval output or in eval mode).
+
+        reward = log_likelihood - output.policy_penalty (when given); the baseline is a running
+        mean of the reward, started at the first batch's mean and updated after use."""
+        log_prob = output.policy_log_prob
         if log_prob is None or not self.training:
             return None
-        ll = log_likelihood.detach().to(log_prob.dtype)
+        reward = log_likelihood.detach().to(log_prob.dtype)
+        if output.policy_penalty is not None:
+            reward = reward - output.policy_penalty.detach()
         if not bool(self.baseline_started):
-            self.baseline.fill_(float(ll.mean()))
+            self.baseline.fill_(float(reward.mean()))
             self.baseline_started.fill_(True)
-        reward = ll - self.baseline
-        loss = -(reward * log_prob).mean()
+        loss = -((reward - self.baseline) * log_prob).mean()
         m = self.baseline_momentum
-        self.baseline.mul_(m).add_((1 - m) * ll.mean())
+        self.baseline.mul_(m).add_((1 - m) * reward.mean())
         return loss
+
+
+def sparsity_penalty(gates: torch.Tensor, mask: torch.Tensor, weight: float, target: float) -> torch.Tensor:
+    """The paper's sparsity penalty per sequence (eq. 10): ``weight * max(0, mean_t b_t - target)``,
+    the mean over each sequence's real tokens (gates and mask [B, T] bool; returns [B] float)."""
+    real = mask.float()
+    openness = (gates.float() * real).sum(dim=1) / real.sum(dim=1).clamp(min=1.0)
+    return weight * F.relu(openness - target)

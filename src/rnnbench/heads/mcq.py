@@ -13,9 +13,15 @@ Layers, in the paper's order:
    option; an option word is in P / in Q. So ``encoder_input_size`` is
    ``projection_dim + 2`` (``exact_match: false``: + 0).
 2. Compositional encoder: THE encoder (any rnnbench encoder, shared weights) reads P, Q
-   and each A_i (``encode_query: false`` encodes only P, as the paper says it did with
-   DCU in section 4.4; Q and the options then get a linear map of their input encoding
-   to the encoder's width). Conditional encoders (FHE) get the question vector as
+   and each A_i. ``encode_query: false`` encodes only P, as the paper says of its DCU
+   models ("DCU encoders are only applied on the passage and not the query", section
+   4.4; the DCU Table 1 experiments set it for every row): Q and the options then keep
+   their input encoding (projection, EM features, highway), which is what the paper's
+   no-encoder row gives every sequence. The paper's encoders keep their input's width
+   ("the output of this layer has the same dimensions as its inputs"); here the encoder
+   may be wider or narrower than the input encoding (the EM features, a BiLSTM's two
+   directions), so a linear map brings Q and the options to the encoder's width (ours).
+   Reading "the query" as the question and the options alike is ours. Conditional encoders (FHE) get the question vector as
    ``context``: a linear map of Q's mean input encoding to ``question_dim`` (the
    encoder config reads ``task.head.question_dim``; 0 passes no context).
 3. Bi-attention B(X, Y) with mean-pooling aggregation: affinity
@@ -46,9 +52,10 @@ What the paper leaves open and we chose (ours):
   over the N distinct training passages, computed once from the training records
   (``training_records``) and kept in the state dict; before that every IDF is 1.
 - Each sequence is one encoder call (P, Q, then each option), so an encoder sees batches
-  aligned with the examples (FHE sums its gate log-probabilities over calls). The
-  encoder losses (MZU disagreement, FHE sparsity) are averaged over the calls, weighted
-  by their real tokens.
+  aligned with the examples. The calls are combined by ``encoders.base.combine_outputs``
+  (FHE's gate log-probabilities summed per example; the encoder losses, MZU disagreement
+  and FHE sparsity, and the stats averaged over the calls; before version 2 they were
+  averaged weighted by each call's real tokens).
 - Model selection: the paper selects on each level's dev set; a run here selects one
   model on ``task.select_metric`` (overall dev accuracy).
 Options: projection_dim (250: the paper's 250d models), exact_match, highway,
@@ -64,7 +71,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnbench.encoders.base import EncoderOutput, zero_padding
+from rnnbench.encoders.base import EncoderOutput, combine_outputs, zero_padding
 from rnnbench.heads.base import Head, HeadOutput, classification_output, masked_mean, special_ids
 from rnnbench.nn.highway import Highway
 from rnnbench.nn.util import masked_softmax
@@ -145,6 +152,10 @@ def exact_match(p: torch.Tensor, q: torch.Tensor, a: torch.Tensor, unk_id: int) 
 
 
 class MultipleChoiceHead(Head):
+    # 2: the encoder's calls are combined by encoders.base.combine_outputs: aux losses and stats
+    # averaged over the calls, no longer weighted by each call's real tokens.
+    version = 2
+
     def __init__(
         self,
         embedding_dim: int,
@@ -219,11 +230,10 @@ class MultipleChoiceHead(Head):
         xa = [self._input(embed, o, [m.a_in_p[:, k, : o.shape[1]], m.a_in_q[:, k, : o.shape[1]]]) for k, o in enumerate(opts)]
         context = self.question(masked_mean(xq, qm)) if self.question is not None else None
 
-        outputs, masks = [encoder(xp, pm, context)], [pm]
+        outputs = [encoder(xp, pm, context)]
         if self.encode_query:
             for x, mask in [(xq, qm), *[(x, batch[f"option_{k}_mask"]) for k, x in enumerate(xa)]]:
                 outputs.append(encoder(x, mask, context))
-                masks.append(mask)
             q_out, a_outs = outputs[1], outputs[2:]
         else:
             q_out = EncoderOutput(zero_padding(self.query_out(xq), qm))
@@ -250,20 +260,7 @@ class MultipleChoiceHead(Head):
             idf, stop, real = self.idf[a], self.stop[a], a > self.unk_id
             features += [overlap_features(m.a_in_p, real, idf, stop), overlap_features(m.a_in_q, real, idf, stop)]
         logits = self.scorer(self.dropout(torch.cat(features, dim=-1))).squeeze(-1)  # [B, N]
-        return classification_output(logits, batch["label"], _combined(outputs, masks))
-
-
-def _combined(outputs: list[EncoderOutput], masks: list[torch.Tensor]) -> EncoderOutput:
-    """The passage's states and mask, with every call's aux loss and stats averaged by real tokens."""
-    tokens = [float(m.sum()) for m in masks]
-    total = max(sum(tokens), 1.0)
-    aux = [(o.aux_loss, t) for o, t in zip(outputs, tokens) if o.aux_loss is not None]
-    aux_loss = sum(loss * t for loss, t in aux) / max(sum(t for _, t in aux), 1.0) if aux else None
-    stats: dict[str, float] = {}
-    for o, t in zip(outputs, tokens):
-        for k, v in o.stats.items():
-            stats[k] = stats.get(k, 0.0) + float(v) * t / total
-    return EncoderOutput(states=outputs[0].states, aux_loss=aux_loss, stats=stats, mask=outputs[0].mask)
+        return classification_output(logits, batch["label"], combine_outputs(outputs))
 
 
 def passage_idf(records: list[dict], vocab_size: int) -> torch.Tensor:

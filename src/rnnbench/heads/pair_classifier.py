@@ -37,23 +37,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from rnnbench.encoders.base import EncoderOutput
+from rnnbench.encoders.base import EncoderOutput, combine_outputs
 from rnnbench.heads.base import POOLERS, Head, HeadOutput, classification_output
 from rnnbench.nn.highway import Highway
-
-
-def combine_encoder_outputs(outputs: list[EncoderOutput]) -> EncoderOutput:
-    """One EncoderOutput for a head that encodes several sequences per example.
-
-    aux_loss is the mean of the calls' terms (what one call over all the sequences
-    would give for a per-sequence or per-token average), stats are averaged, states
-    are the first call's (nothing downstream reads them)."""
-    aux = [o.aux_loss for o in outputs if o.aux_loss is not None]
-    stats: dict[str, float] = {}
-    for o in outputs:
-        for k, v in o.stats.items():
-            stats[k] = stats.get(k, 0.0) + float(v) / len(outputs)
-    return EncoderOutput(states=outputs[0].states, aux_loss=torch.stack(aux).mean() if aux else None, stats=stats)
 
 
 class PairClassifierHead(Head):
@@ -108,4 +94,4 @@ class PairClassifierHead(Head):
         s2, enc2 = self._sentence(batch, self.fields[1], embed, encoder)
         features = self.dropout(torch.cat([s1, s2, s1 * s2, s1 - s2], dim=-1))
         logits = self.out(self.dropout(self.compare(features)))
-        return classification_output(logits, batch["label"], combine_encoder_outputs([enc1, enc2]))
+        return classification_output(logits, batch["label"], combine_outputs([enc1, enc2]))

@@ -46,7 +46,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnbench.encoders.base import EncoderOutput
+from rnnbench.encoders.base import combine_outputs
 from rnnbench.errors import ConfigError
 from rnnbench.heads.base import Head, HeadOutput, masked_max, masked_mean
 from rnnbench.nn.util import masked_softmax
@@ -147,8 +147,8 @@ class RankerHead(Head):
         q_mask = batch["question_mask"]
         q_x = embed(batch["question"])
         context = self.context(masked_mean(q_x, q_mask)) if self.context is not None else None
-        # One encoder call per sequence role, each over the whole batch: FHE sums the
-        # log-probabilities of its gate samples per example across calls.
+        # One encoder call per sequence role, each over the whole batch, so every call is aligned
+        # with the examples (combine_outputs sums FHE's gate log-probabilities per example).
         q = encoder(q_x, q_mask, context)
 
         def encode(name):
@@ -161,23 +161,14 @@ class RankerHead(Head):
             s_neg = self.score(q.states, q_mask, neg.states, neg_mask)
             hinge = F.relu(self.margin - s_pos + s_neg)
             return HeadOutput(loss=hinge.mean(), log_likelihood=-hinge, logits=None,
-                              encoder_output=_merged(q, pos, neg), extra={"score": s_pos, "negative_score": s_neg})
+                              encoder_output=combine_outputs([q, pos, neg], primary=-1), extra={"score": s_pos, "negative_score": s_neg})
         ans, ans_mask = encode("answer")
         s = self.score(q.states, q_mask, ans.states, ans_mask)
         zero = s.new_zeros(s.shape)
-        return HeadOutput(loss=zero.sum(), log_likelihood=zero, logits=None, encoder_output=_merged(q, ans), extra={"score": s})
+        return HeadOutput(loss=zero.sum(), log_likelihood=zero, logits=None, encoder_output=combine_outputs([q, ans], primary=-1), extra={"score": s})
 
     def decode(self, out: HeadOutput, batch: dict) -> list:
         return [float(s) for s in out.extra["score"].tolist()]
 
     def prediction_entry(self, prediction, record: dict, label_names: list[str]) -> dict:
         return {"prediction": float(prediction), "gold": int(record["label"]), "qid": record["qid"]}
-
-
-def _merged(*outputs: EncoderOutput) -> EncoderOutput:
-    """One EncoderOutput for the model: the mean of the calls' aux losses (so an encoder term
-    weighs as much as in a one-sequence task) and of their stats; the last call's states."""
-    aux = [o.aux_loss for o in outputs if o.aux_loss is not None]
-    keys = {k for o in outputs for k in o.stats}
-    stats = {k: sum(float(o.stats.get(k, 0.0)) for o in outputs) / len(outputs) for k in keys}
-    return EncoderOutput(states=outputs[-1].states, aux_loss=sum(aux) / len(aux) if aux else None, stats=stats, mask=outputs[-1].mask)

@@ -49,6 +49,8 @@ metrics, ``answers``. Layers, in order:
 the answer as ``passage[s..e]`` of the raw record (rnnbench.metrics.text).
 Dropout (``dropout``) on the input layer, the encoder outputs and G: the paper
 tuned it in {0.1, 0.2, 0.3} on every layer.
+The encoder's calls (passage, question, pointer layers) are combined by
+``encoders.base.combine_outputs``: aux losses averaged (summed before version 2).
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from rnnbench.encoders.base import EncoderOutput, zero_padding
+from rnnbench.encoders.base import EncoderOutput, combine_outputs, zero_padding
 from rnnbench.heads.base import Head, HeadOutput, special_ids
 from rnnbench.nn.highway import Highway
 from rnnbench.nn.rnn import PackedBiLSTM
@@ -89,6 +91,11 @@ def best_spans(start_log_probs: torch.Tensor, end_log_probs: torch.Tensor, max_l
 
 
 class SpanHead(Head):
+    # 2: the encoder's aux losses over its calls (passage, question, pointer layers) are averaged
+    # (encoders.base.combine_outputs), no longer summed, so MZU's and FHE's regularisers weigh as
+    # in every other head.
+    version = 2
+
     def __init__(
         self,
         embedding_dim: int,
@@ -261,7 +268,7 @@ class SpanHead(Head):
         # Mean over examples with a gold span; none in the batch gives a zero loss that still has a graph.
         loss = -log_likelihood.sum() / valid.sum().clamp(min=1)
         return HeadOutput(loss=loss, log_likelihood=log_likelihood, logits=None,
-                          encoder_output=_combined(outputs), extra={"start_log_probs": start_lp, "end_log_probs": end_lp})
+                          encoder_output=combine_outputs(outputs), extra={"start_log_probs": start_lp, "end_log_probs": end_lp})
 
     def decode(self, out: HeadOutput, batch: dict) -> list:
         start, end = best_spans(out.extra["start_log_probs"], out.extra["end_log_probs"], self.max_span_length)
@@ -270,14 +277,3 @@ class SpanHead(Head):
     def prediction_entry(self, prediction, record: dict, label_names: list[str]) -> dict:
         s, e = prediction["start"], prediction["end"]
         return {"prediction": " ".join(record["passage"][s : e + 1]), "span": [s, e], "gold": list(record["answers"])}
-
-
-def _combined(outputs: list[EncoderOutput]) -> EncoderOutput:
-    """The passage encoding, carrying the summed aux losses and averaged stats of every encoder call."""
-    aux = [o.aux_loss for o in outputs if o.aux_loss is not None]
-    stats: dict[str, float] = {}
-    for o in outputs:
-        for k, v in o.stats.items():
-            stats[k] = stats.get(k, 0.0) + float(v) / len(outputs)
-    first = outputs[0]
-    return EncoderOutput(states=first.states, aux_loss=sum(aux) if aux else None, stats=stats, mask=first.mask)

@@ -26,15 +26,18 @@ class TaskModel(nn.Module):
         return self.embedding_dropout(self.embedding(ids))
 
     def forward(self, batch: dict) -> tuple[HeadOutput, torch.Tensor]:
-        """Head output and the total training loss (task + encoder aux + encoder feedback)."""
+        """Head output and the total training loss: the task loss, plus the encoder's aux loss,
+        plus in training its policy loss (FHE's REINFORCE), a function of the head's combined
+        encoder output and gold log-likelihood only (docs/architecture.md, "The training step")."""
         out = self.head(batch, self.embed, self.encoder)
+        enc = out.encoder_output
         loss = out.loss
-        if out.encoder_output.aux_loss is not None:
-            loss = loss + out.encoder_output.aux_loss
+        if enc.aux_loss is not None:
+            loss = loss + enc.aux_loss
         if self.training:
-            extra = self.encoder.feedback(out.log_likelihood.detach())
-            if extra is not None:
-                loss = loss + extra
+            policy = self.encoder.policy_loss(enc, out.log_likelihood.detach())
+            if policy is not None:
+                loss = loss + policy
         return out, loss
 
 
