@@ -19,14 +19,14 @@ from rnnbench.compose import compose_config
 from rnnbench.data.batching import batch_indices, collate
 from rnnbench.data.prepare import prepare
 from rnnbench.encoders.build import known_encoders
-from rnnbench.training.loop import _optimizer
+from rnnbench.training.loop import build_optimizer
 from rnnbench.training.model import build_model
 
 
 def seconds_per_batch(cfg, data, batches: int) -> float:
     torch.manual_seed(0)
     model = build_model(cfg, data)
-    optimizer = _optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
+    optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
     train = data.splits["train"]
     order = batch_indices(train, data.fields, cfg.trainer.batch_size, shuffle=True, seed=1, epoch=0)[: batches + 1]
     times = []

@@ -6,6 +6,12 @@ full disk) removes the temporary file and says so in one line. A damaged ``last.
 a warning and the run restarts from its beginning (batch order depends only on seed
 and epoch, so it ends with the same numbers). Ctrl-C during training is deferred to
 the end of the current batch, where a checkpoint is saved (``deferred_interrupts``).
+
+Schema of ``last.pt`` (a plain dict, so it loads with nothing but torch): ``model`` and
+``optimizer`` (state dicts), ``state`` (``TrainState`` as a dict: where the run is),
+``rng`` (the RNG state of rank 0), and where they apply ``rng_ranks`` (every rank's RNG
+state, multi-GPU runs) and ``scaler`` (the fp16 gradient scaler). ``best.pt`` holds
+``model`` only: the best dev epoch's weights.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import signal
 import threading
 import zipfile
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
@@ -28,10 +35,48 @@ BEST = "best.pt"
 RESUME_KEYS = ("model", "optimizer", "state", "rng")
 
 
+@dataclass
+class TrainState:
+    """Where a run is: what resuming needs besides the model, optimiser and RNG states."""
+
+    epoch: int = 0  # epochs finished
+    batch: int = 0  # batches finished in the current epoch
+    step: int = 0  # optimiser steps over the whole run (the loggers' x axis)
+    best: float | None = None  # the best dev score of task.select_metric so far
+    best_epoch: int = -1  # its epoch (1-based); -1 before the first evaluation
+    best_dev: dict = field(default_factory=dict)  # every dev metric of that epoch
+    bad_epochs: int = 0  # epochs since the last improvement
+    stopped: bool = False  # early stopping decided: a resumed run trains no further
+    history: list = field(default_factory=list)  # one entry per finished epoch
+    losses: list = field(default_factory=list)  # this epoch's task loss per batch, up to ``batch``
+    epoch_seconds: float = 0.0  # this epoch's training time up to the last checkpoint
+    train_seconds: float = 0.0  # training time of the finished epochs
+    tokens: int = 0  # training tokens seen (real positions of every text field)
+
+    def finished(self, epochs: int) -> bool:
+        return self.stopped or self.epoch >= epochs
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> "TrainState":
+        """Also reads checkpoints written before this class, whose state was a dict with the
+        same keys (``best_dev`` and ``losses`` absent until set; early stopping then set
+        ``epoch`` to the epoch cap instead of ``stopped``)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in saved.items() if k in known})
+
+
 def save(path: Path, **state) -> None:
     """Atomic save: a run killed mid-write keeps its previous checkpoint."""
     with temporary_for(path) as tmp:
         torch.save(state, tmp)
+
+
+def save_last(run_dir: Path, model, optimizer, state: TrainState, rng: dict, **extra) -> None:
+    """``last.pt``: everything ``load_for_resume`` needs (``extra``: ``rng_ranks``, ``scaler``)."""
+    save(run_dir / LAST, model=model.state_dict(), optimizer=optimizer.state_dict(), state=state.to_dict(), rng=rng, **extra)
 
 
 def rng_state() -> dict:

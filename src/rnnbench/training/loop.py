@@ -1,35 +1,50 @@
 """The training loop: optimise, evaluate on dev each epoch, keep the best, test once.
 
-Short enough to read in one sitting. Resuming: a checkpoint holds the model,
-optimiser, RNG state and the position (epoch, batch) reached; batch order is a
-function of (seed, epoch), so a resumed run replays exactly what is missing.
+``fit`` reads top to bottom: build the run (data, model, optimiser), resume from
+``last.pt`` if there is one, then per epoch ``train_epoch`` -> ``evaluate`` on dev ->
+``end_epoch`` (history, best weights, early stopping) -> checkpoint, and finally
+``test_best`` and the record (``results/run_record.py``). The position reached lives in a
+``TrainState`` (``checkpoint.py``); batch order is a function of (seed, epoch), so a
+resumed run replays exactly what is missing.
+
+The training step does not wait for the device: losses stay on it and are read back
+(``_Losses.flush``) only at logging steps, checkpoints and the end of the epoch.
 """
 from __future__ import annotations
 
-import math
-import platform
-import resource
-import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from hydra.utils import instantiate
+from omegaconf import DictConfig
 
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.errors import ConfigError, RunInterrupted, TrainingDiverged
 from rnnbench.metrics import check_names
-from rnnbench.progress import progress_bar
 from rnnbench.metrics import implementations as metric_implementations
-from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
+from rnnbench.progress import progress_bar
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
+from rnnbench.results.run_record import build_record
 from rnnbench.training import checkpoint
+from rnnbench.training.checkpoint import TrainState
 from rnnbench.training.evaluate import predict, score
 from rnnbench.training.loggers import make_logger
-from rnnbench.training.model import build_model
+from rnnbench.training.model import TaskModel, build_model
 
-REPO = Path(__file__).resolve().parents[3]
+# trainer.optimizer -> the optimiser class, built as a Hydra partial (lr, weight decay bound)
+OPTIMIZERS = {"adam": "torch.optim.Adam", "adadelta": "torch.optim.Adadelta", "sgd": "torch.optim.SGD"}
+
+
+def build_optimizer(cfg: DictConfig, params) -> torch.optim.Optimizer:
+    t = cfg.trainer
+    name = str(t.optimizer)
+    if name not in OPTIMIZERS:
+        raise ConfigError(f"trainer.optimizer must be {', '.join(OPTIMIZERS)}; got {name!r}")
+    partial = instantiate({"_target_": OPTIMIZERS[name], "_partial_": True, "lr": t.lr, "weight_decay": t.weight_decay})
+    return partial(params)
 
 
 def _device(name: str) -> torch.device:
@@ -38,47 +53,166 @@ def _device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _optimizer(cfg, params):
-    t = cfg.trainer
-    if t.optimizer == "adam":
-        return torch.optim.Adam(params, lr=t.lr, weight_decay=t.weight_decay)
-    if t.optimizer == "adadelta":
-        return torch.optim.Adadelta(params, lr=t.lr, weight_decay=t.weight_decay)
-    if t.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=t.lr, weight_decay=t.weight_decay)
-    raise ValueError(f"trainer.optimizer must be adam, adadelta or sgd; got {t.optimizer!r}")
-
-
-def _hardware(device: torch.device) -> dict:
-    info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": platform.machine(), "python": platform.python_version()}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import os
-
-    info["cpu_count"] = os.cpu_count()
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    return info
-
-
-def _git_commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True, timeout=5).stdout.strip()
-        return head + ("-dirty" if dirty else "") if head else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def _truncated(splits: dict, fields: list[str], limit: int | None) -> dict:
     if limit is None:
         return splits
     return {name: [{**r, **{f: r[f][:limit] for f in fields}} for r in records] for name, records in splits.items()}
+
+
+@dataclass
+class Run:
+    """What every step of one run works with (built once by ``fit``)."""
+
+    cfg: DictConfig
+    run_dir: Path
+    data: TaskData
+    splits: dict  # train/dev/test records, truncated to trainer.truncate
+    model: TaskModel
+    optimizer: torch.optim.Optimizer
+    device: torch.device
+    logger: object
+    say: object
+
+    def save_last(self, state: TrainState) -> None:
+        checkpoint.save_last(self.run_dir, self.model, self.optimizer, state, rng=checkpoint.rng_state())
+
+
+class _Losses:
+    """The training losses of the steps not yet read from the device."""
+
+    def __init__(self):
+        self.task: list[torch.Tensor] = []  # the task loss: what the history averages
+        self.total: list[torch.Tensor] = []  # the optimised loss (task + encoder terms): checked too
+
+    def add(self, task: torch.Tensor, total: torch.Tensor) -> None:
+        self.task.append(task.detach())
+        self.total.append(total.detach())
+
+    def flush(self, run: Run, state: TrainState) -> None:
+        """Append the pending task losses to ``state.losses`` (one host synchronisation);
+        a non-finite loss stops the run, naming the first batch that had one."""
+        if not self.task:
+            return
+        task = torch.stack(self.task).tolist()
+        finite = torch.isfinite(torch.stack(self.task)) & torch.isfinite(torch.stack(self.total))
+        first_batch = state.batch - len(task)  # batches finished before the pending ones
+        self.task, self.total = [], []
+        if not bool(finite.all()):
+            i = int((~finite).nonzero()[0])
+            raise TrainingDiverged(f"the training loss is {task[i]} at epoch {state.epoch + 1}, batch {first_batch + i + 1} (trainer.lr={run.cfg.trainer.lr}): "
+                                   "the run diverged and nothing was recorded; lower trainer.lr")
+        state.losses.extend(task)
+
+
+def train_epoch(run: Run, state: TrainState) -> float:
+    """Train the rest of epoch ``state.epoch`` (from ``state.batch``); return its training seconds."""
+    cfg, t, model = run.cfg, run.cfg.trainer, run.model
+    epoch = state.epoch
+    examples, fields = model.head.training_records(run.splits["train"], run.data.fields, cfg.seed, epoch)
+    batches = batch_indices(examples, fields, t.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch, bucket_size=t.bucket_size)
+    if t.max_batches is not None:
+        batches = batches[: t.max_batches]
+    if not batches:
+        raise ConfigError(f"{cfg.task.name}: epoch {epoch + 1} has no training batches ({len(examples)} training examples); check the training split")
+    log_every = run.cfg.logger.get("log_every_n_steps") or 0  # 0: per epoch only
+    params = [p for p in model.parameters()]
+    pending = _Losses()
+    model.train()
+    started = time.perf_counter()
+    bar = progress_bar(batches[state.batch :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state.batch, total=len(batches), disable=not t.progress, leave=False)
+    for idx in bar:
+        cpu_batch = collate([examples[i] for i in idx], fields)
+        out, loss = model(to_device(cpu_batch, run.device))
+        run.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.grad_clip:
+            torch.nn.utils.clip_grad_norm_(params, t.grad_clip)
+        run.optimizer.step()
+        # The task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
+        pending.add(out.loss, loss)
+        state.tokens += int(sum(cpu_batch[f"{f}_mask"].sum() for f in fields))  # counted on the host copy
+        state.batch += 1
+        state.step += 1
+        log_now = bool(log_every) and state.step % log_every == 0
+        saving = state.batch % t.checkpoint_every == 0
+        stopping = checkpoint.stop_requested()  # Ctrl-C: save at this batch boundary and stop
+        if log_now or saving or stopping:
+            pending.flush(run, state)
+        if log_now:
+            run.logger.log({"train_loss_step": state.losses[-1]}, step=state.step)
+            bar.set_postfix(loss=f"{state.losses[-1]:.3f}")
+        if saving or stopping:
+            state.epoch_seconds += time.perf_counter() - started
+            started = time.perf_counter()
+            run.save_last(state)
+        if stopping:
+            raise RunInterrupted(f"interrupted at epoch {epoch + 1}, batch {state.batch}; checkpoint saved: run the same command to resume ({run.run_dir})")
+    pending.flush(run, state)
+    seconds = state.epoch_seconds + time.perf_counter() - started
+    state.train_seconds += seconds
+    state.epoch_seconds = 0.0
+    return seconds
+
+
+@dataclass
+class Evaluation:
+    predictions: list  # the head's predictions, in record order
+    order: list[int]  # the index of each one's record in the split
+    scores: dict  # the task's metrics
+    loss: float  # mean loss
+    stats: dict  # the encoder's statistics, averaged over examples
+    seconds: float  # predicting (scoring excluded)
+
+
+def evaluate(run: Run, split: str, mc_dropout: bool = False) -> Evaluation:
+    """Predict ``split`` and score it (``mc_dropout``: with the trainer's Monte Carlo dropout, at test)."""
+    t = run.cfg.trainer
+    mc = (t.mc_dropout_samples, t.mc_dropout_combine) if mc_dropout else (0, "vote")
+    started = time.perf_counter()
+    preds, order, loss, stats = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc)
+    seconds = time.perf_counter() - started
+    scores = score(run.cfg.task, preds, [run.data.raw[split][i] for i in order])
+    return Evaluation(preds, order, scores, loss, stats, seconds)
+
+
+def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> None:
+    """Add the epoch to the history and the logs, keep the best weights, decide whether to stop."""
+    task, t = run.cfg.task, run.cfg.trainer
+    dev_scores, dev_loss = dev.scores, dev.loss
+    select, lower_is_better = task.select_metric, task.get("select_mode", "max") == "min"  # min: e.g. bits per character
+    value = dev_scores[select]
+    improved = state.best is None or (value < state.best if lower_is_better else value > state.best)
+    losses, state.losses = state.losses, []
+    window = max(1, len(losses) // 5)  # first and last fifth of the epoch: did the loss fall?
+    entry = {"epoch": state.epoch + 1, "train_seconds": seconds, "train_loss": sum(losses) / max(len(losses), 1),
+             "train_loss_start": sum(losses[:window]) / window, "train_loss_end": sum(losses[-window:]) / window,
+             "dev_loss": dev_loss, **{f"dev_{k}": v for k, v in dev_scores.items()}, **dev.stats}
+    state.history.append(entry)
+    run.logger.log(entry, step=state.step)
+    # Both losses: a ranker's dev loss is 0 by construction (dev batches hold no sampled pairs).
+    run.say(f"epoch {state.epoch + 1}: dev {select} {value:.4f} (train loss {entry['train_loss']:.4f}, dev loss {dev_loss:.4f})"
+            f"{' *best*' if improved else ''}; {seconds:.1f}s")
+    if improved:
+        state.best, state.best_epoch, state.bad_epochs, state.best_dev = value, state.epoch + 1, 0, dev_scores
+        checkpoint.save(run.run_dir / checkpoint.BEST, model=run.model.state_dict())
+    else:
+        state.bad_epochs += 1
+    state.epoch += 1
+    state.batch = 0
+    state.stopped = bool(t.patience) and state.bad_epochs >= t.patience
+
+
+def test_best(run: Run) -> Evaluation:
+    """Test once, with the best dev epoch's weights; write the predictions file."""
+    raw_test = run.data.raw["test"]
+    run.model.load_state_dict(checkpoint.load(run.run_dir / checkpoint.BEST, run.device)["model"])
+    torch.manual_seed(run.cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
+    test = evaluate(run, "test", mc_dropout=True)
+    write_lines_atomic(
+        run.run_dir / PREDICTIONS,
+        [{"id": raw_test[i]["id"], **run.model.head.prediction_entry(p, raw_test[i], run.data.label_names)} for i, p in zip(test.order, test.predictions)],
+    )
+    return test
 
 
 def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None) -> dict:
@@ -95,150 +229,41 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     data = data or prepare(cfg)
     torch.manual_seed(cfg.seed)  # model init does not depend on how data was prepared
     model = build_model(cfg, data).to(device)
-    optimizer = _optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
+    optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
     splits = _truncated(data.splits, data.fields, t.truncate)
-    train, dev, test = splits["train"], splits["dev"], splits["test"]
+    run = Run(cfg, run_dir, data, splits, model, optimizer, device, logger=None, say=say)
     n_params = model.encoder.num_parameters()
-    say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(train)} train, {len(dev)} dev, {len(test)} test; "
+    say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test; "
         f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")
 
-    state = {"epoch": 0, "batch": 0, "best": None, "best_epoch": -1, "bad_epochs": 0, "history": [],
-             "epoch_seconds": 0.0, "train_seconds": 0.0, "tokens": 0, "step": 0}
+    state = TrainState()
     saved = checkpoint.load_for_resume(run_dir, device, say)  # a damaged last.pt is moved aside: restart
     if saved is not None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
-        state = saved["state"]
+        state = TrainState.from_dict(saved["state"])
         checkpoint.set_rng_state(saved["rng"])
-        say(f"resuming from epoch {state['epoch'] + 1}, batch {state['batch']}")
+        say(f"resuming from epoch {state.epoch + 1}, batch {state.batch}")
 
-    def save_last():
-        checkpoint.save(run_dir / checkpoint.LAST, model=model.state_dict(), optimizer=optimizer.state_dict(), state=state, rng=checkpoint.rng_state())
-
-    logger = make_logger(cfg, run_dir, run_dir.name)
-    log_every = cfg.logger.get("log_every_n_steps") or 0  # 0: per epoch only
-    select = cfg.task.select_metric
-    lower_is_better = cfg.task.get("select_mode", "max") == "min"  # e.g. bits per character
-    while state["epoch"] < t.epochs:
-        epoch = state["epoch"]
-        examples, fields = model.head.training_records(train, data.fields, cfg.seed, epoch)
-        batches = batch_indices(examples, fields, t.batch_size, shuffle=True, seed=cfg.seed, epoch=epoch, bucket_size=t.bucket_size)
-        if t.max_batches is not None:
-            batches = batches[: t.max_batches]
-        if not batches:
-            raise ConfigError(f"{cfg.task.name}: epoch {epoch + 1} has no training batches ({len(examples)} training examples); check the training split")
-        model.train()
-        started = time.perf_counter()
-        bar = progress_bar(batches[state["batch"] :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state["batch"], total=len(batches), disable=not t.progress, leave=False)
-        for idx in bar:
-            batch = to_device(collate([examples[i] for i in idx], fields), device)
-            out, loss = model(batch)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if t.grad_clip:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-            optimizer.step()
-            # The task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
-            state.setdefault("losses", []).append(out.loss.item())
-            if not (math.isfinite(state["losses"][-1]) and math.isfinite(loss.item())):
-                raise TrainingDiverged(f"the training loss is {state['losses'][-1]} at epoch {epoch + 1}, batch {state['batch'] + 1} (trainer.lr={t.lr}): "
-                                       "the run diverged and nothing was recorded; lower trainer.lr")
-            state["batch"] += 1
-            state["step"] += 1
-            if log_every and state["step"] % log_every == 0:  # the only extra host sync: on logging steps
-                logger.log({"train_loss_step": out.loss.item()}, step=state["step"])
-            state["tokens"] += int(sum(batch[f"{f}_mask"].sum() for f in fields))
-            bar.set_postfix(loss=f"{loss.item():.3f}")
-            if state["batch"] % t.checkpoint_every == 0:
-                state["epoch_seconds"] += time.perf_counter() - started
-                started = time.perf_counter()
-                save_last()
-            if checkpoint.stop_requested():  # Ctrl-C: save at this batch boundary and stop
-                state["epoch_seconds"] += time.perf_counter() - started
-                save_last()
-                raise RunInterrupted(f"interrupted at epoch {epoch + 1}, batch {state['batch']}; checkpoint saved: run the same command to resume ({run_dir})")
-        epoch_seconds = state["epoch_seconds"] + time.perf_counter() - started
-        state["train_seconds"] += epoch_seconds
-        state["epoch_seconds"] = 0.0
-        preds, order, dev_loss, stats = predict(model, dev, data.fields, t.eval_batch_size, device, t.max_eval_batches)
-        dev_scores = score(cfg.task, preds, [data.raw["dev"][i] for i in order])
-        if state["best"] is None:
-            improved = True
-        else:
-            improved = dev_scores[select] < state["best"] if lower_is_better else dev_scores[select] > state["best"]
-        losses, state["losses"] = state.pop("losses", []), []
-        window = max(1, len(losses) // 5)  # first and last fifth of the epoch: did the loss fall?
-        entry = {"epoch": epoch + 1, "train_seconds": epoch_seconds, "train_loss": sum(losses) / max(len(losses), 1),
-                 "train_loss_start": sum(losses[:window]) / window, "train_loss_end": sum(losses[-window:]) / window,
-                 "dev_loss": dev_loss, **{f"dev_{k}": v for k, v in dev_scores.items()}, **stats}
-        state["history"].append(entry)
-        logger.log(entry, step=state["step"])
-        # Both losses: a ranker's dev loss is 0 by construction (dev batches hold no sampled pairs).
-        say(f"epoch {epoch + 1}: dev {select} {dev_scores[select]:.4f} (train loss {entry['train_loss']:.4f}, dev loss {dev_loss:.4f})"
-            f"{' *best*' if improved else ''}; {epoch_seconds:.1f}s")
-        if improved:
-            state.update(best=dev_scores[select], best_epoch=epoch + 1, bad_epochs=0, best_dev=dev_scores)
-            checkpoint.save(run_dir / checkpoint.BEST, model=model.state_dict())
-        else:
-            state["bad_epochs"] += 1
-        state["epoch"] += 1
-        state["batch"] = 0
-        stop = t.patience and state["bad_epochs"] >= t.patience
-        if stop:
-            state["epoch"] = t.epochs  # recorded so a resumed run does not train on
-        save_last()
+    run.logger = make_logger(cfg, run_dir, run_dir.name)
+    while not state.finished(t.epochs):
+        seconds = train_epoch(run, state)
+        end_epoch(run, state, seconds, evaluate(run, "dev"))
+        run.save_last(state)
         if checkpoint.stop_requested():
-            raise RunInterrupted(f"interrupted after epoch {epoch + 1}; checkpoint saved: run the same command to resume ({run_dir})")
-        if stop:
+            raise RunInterrupted(f"interrupted after epoch {state.epoch}; checkpoint saved: run the same command to resume ({run_dir})")
+        if state.stopped:
             say(f"early stop: no dev improvement for {t.patience} epochs")
 
-    # Test once, with the best epoch's weights.
-    model.load_state_dict(checkpoint.load(run_dir / checkpoint.BEST, device)["model"])
-    torch.manual_seed(cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
-    test_started = time.perf_counter()
-    preds, order, test_loss, test_stats = predict(model, test, data.fields, t.eval_batch_size, device, t.max_eval_batches, t.mc_dropout_samples, t.mc_dropout_combine)
-    test_seconds = time.perf_counter() - test_started
-    raw_test = data.raw["test"]
-    test_scores = score(cfg.task, preds, [raw_test[i] for i in order])
-    write_lines_atomic(
-        run_dir / PREDICTIONS,
-        [{"id": raw_test[i]["id"], **model.head.prediction_entry(p, raw_test[i], data.label_names)} for i, p in zip(order, preds)],
+    test = test_best(run)
+    run.logger.log({f"test_{k}": v for k, v in test.scores.items()}, step=state.step)
+    run.logger.finish()
+    select = cfg.task.select_metric
+    say(f"best epoch {state.best_epoch}: dev {select} {state.best:.4f}; test {select} {test.scores[select]:.4f}")
+    return build_record(
+        cfg, run_dir, device=device, encoder_parameters=n_params, model_parameters=sum(p.numel() for p in model.parameters()),
+        best_epoch=state.best_epoch, best_dev=state.best_dev, history=state.history, tokens=state.tokens, train_seconds=state.train_seconds,
+        test_scores=test.scores, test_stats=test.stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
+        data={"train": len(splits["train"]), "dev": len(splits["dev"]), "test": len(splits["test"]), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
+        metric_implementations={k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
     )
-    logger.log({f"test_{k}": v for k, v in test_scores.items()}, step=state["step"])
-    logger.finish()
-    say(f"best epoch {state['best_epoch']}: dev {select} {state['best']:.4f}; test {select} {test_scores[select]:.4f}")
-
-    epochs_run = state["history"]
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {
-        "identity": run_identity(cfg),
-        "versions": component_versions(cfg),
-        "data_fingerprint": data_fingerprint(cfg),
-        "run_dir": str(run_dir),
-        "task": cfg.task.name,
-        "encoder": cfg.encoder.name,
-        "embedding": cfg.embedding.name,
-        "seed": cfg.seed,
-        "experiment": cfg.get("experiment"),
-        "config": OmegaConf.to_container(cfg, resolve=True),
-        "git_commit": _git_commit(),
-        "encoder_parameters": n_params,
-        "model_parameters": sum(p.numel() for p in model.parameters()),
-        "best_epoch": state["best_epoch"],
-        "epochs_run": len(epochs_run),
-        "dev": state.get("best_dev", {}),
-        "test": test_scores,
-        "test_stats": test_stats,
-        "metric_implementations": {k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
-        "history": state["history"],
-        "seconds_per_epoch": sum(h["train_seconds"] for h in epochs_run) / max(len(epochs_run), 1),
-        "tokens_per_second": state["tokens"] / max(state["train_seconds"], 1e-9),
-        # Inference cost: the test pass (scoring excluded) over the examples it predicted.
-        "test_seconds": test_seconds,
-        "inference_seconds_per_example": test_seconds / max(len(preds), 1),
-        "peak_memory_mb": (torch.cuda.max_memory_allocated() / 2**20) if device.type == "cuda" else peak_kb / 1024,
-        # max_eval_batches scores part of the test split: a smoke run, which tables refuse
-        "test_examples_scored": len(order), "smoke": len(order) < len(test),
-        "hardware": _hardware(device),
-        "data": {"train": len(train), "dev": len(dev), "test": len(test), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
-    }

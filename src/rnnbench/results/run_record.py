@@ -1,0 +1,114 @@
+"""A finished run's record (``record.json``): what ran, on what, and what it scored.
+
+The training loop passes plain values in (counts, the training state's numbers, the test
+scores); this module adds what describes the run itself: its identity, component versions
+and data fingerprint, the git commit of the code, the hardware and peak memory. It never
+imports ``rnnbench.training``.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import subprocess
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the installed rnnbench package (src/rnnbench in a checkout)
+
+
+def git_commit(where: Path = PACKAGE) -> str:
+    """The commit of the code that ran (``-dirty`` when tracked files differ), or "unknown":
+    an installed package that is not inside a git checkout has none."""
+    if "site-packages" in where.parts:  # a wheel install: a repository around the venv is not this code
+        return "unknown"
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where, capture_output=True, text=True, timeout=5).stdout.strip()
+        return head + ("-dirty" if dirty else "") if head else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def hardware(device: torch.device) -> dict:
+    """Device, torch and Python versions, threads, CPU model and count, GPU name."""
+    info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": platform.machine(), "python": platform.python_version()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    info["cpu_count"] = os.cpu_count()
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def peak_memory_mb(device: torch.device) -> float:
+    """Peak GPU memory allocated by torch on CUDA, else the process's peak resident size."""
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build_record(
+    cfg: DictConfig,
+    run_dir: Path,
+    *,
+    device: torch.device,
+    encoder_parameters: int,
+    model_parameters: int,
+    best_epoch: int,
+    best_dev: dict,
+    history: list[dict],
+    tokens: int,
+    train_seconds: float,
+    test_scores: dict,
+    test_stats: dict,
+    test_seconds: float,
+    test_predicted: int,
+    test_examples: int,
+    data: dict,
+    metric_implementations: dict,
+    extra: dict | None = None,
+) -> dict:
+    """The record of a finished run, from plain values (see the module docstring)."""
+    return {
+        "identity": run_identity(cfg),
+        "versions": component_versions(cfg),
+        "data_fingerprint": data_fingerprint(cfg),
+        "run_dir": str(run_dir),
+        "task": cfg.task.name,
+        "encoder": cfg.encoder.name,
+        "embedding": cfg.embedding.name,
+        "seed": cfg.seed,
+        "experiment": cfg.get("experiment"),
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "git_commit": git_commit(),
+        "encoder_parameters": encoder_parameters,
+        "model_parameters": model_parameters,
+        "best_epoch": best_epoch,
+        "epochs_run": len(history),
+        "dev": best_dev,
+        "test": test_scores,
+        "test_stats": test_stats,
+        "metric_implementations": metric_implementations,
+        "history": history,
+        "seconds_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
+        "tokens_per_second": tokens / max(train_seconds, 1e-9),
+        # Inference cost: the test pass (scoring excluded) over the examples it predicted.
+        "test_seconds": test_seconds,
+        "inference_seconds_per_example": test_seconds / max(test_predicted, 1),
+        "peak_memory_mb": peak_memory_mb(device),
+        # max_eval_batches scores part of the test split: a smoke run, which tables refuse
+        "test_examples_scored": test_predicted, "smoke": test_predicted < test_examples,
+        "hardware": hardware(device),
+        "data": data,
+        **(extra or {}),
+    }

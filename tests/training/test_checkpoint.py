@@ -1,0 +1,50 @@
+"""The checkpoint schema (TrainState), old checkpoints' dict form, and the optimiser built from config."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rnnbench.compose import compose_config
+from rnnbench.run import train
+from rnnbench.training import checkpoint
+from rnnbench.training.checkpoint import TrainState
+from rnnbench.training.loop import build_optimizer
+from tests.helpers import smoke_config
+
+# The state dict a checkpoint held before TrainState: no best_dev, losses or stopped until set.
+OLD_STATE = {"epoch": 1, "batch": 4, "best": 0.5, "best_epoch": 1, "bad_epochs": 0, "history": [{"epoch": 1, "dev_loss": 1.0}],
+             "epoch_seconds": 2.0, "train_seconds": 7.5, "tokens": 1234, "step": 14}
+
+
+def test_train_state_round_trips_and_reads_the_old_dict_form():
+    state = TrainState.from_dict(OLD_STATE)
+    assert (state.epoch, state.batch, state.step, state.tokens, state.best) == (1, 4, 14, 1234, 0.5)
+    assert state.best_dev == {} and state.losses == [] and not state.stopped
+    assert TrainState.from_dict(state.to_dict()) == state
+    # an old early-stopped checkpoint set the epoch counter to the cap: still finished
+    assert TrainState.from_dict({**OLD_STATE, "epoch": 3}).finished(3)
+    assert not state.finished(3) and TrainState(stopped=True).finished(3)
+
+
+def test_last_checkpoint_is_a_plain_dict_that_loads_on_the_cpu(tmp_path):
+    model = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.Adam(model.parameters())
+    state = TrainState(epoch=2, batch=3, losses=[0.5, 0.25], stopped=True)
+    checkpoint.save_last(tmp_path, model, optimizer, state, rng=checkpoint.rng_state())
+    saved = torch.load(tmp_path / checkpoint.LAST, map_location="cpu", weights_only=True)  # nothing but tensors and builtins
+    assert set(checkpoint.RESUME_KEYS) <= set(saved) and TrainState.from_dict(saved["state"]) == state
+
+
+def test_early_stopping_sets_the_stopped_flag_not_the_epoch_counter(tmp_path):
+    rec = train(smoke_config(tmp_path, "task.reader.train_size=60", "task.reader.dev_size=30", "task.reader.test_size=30",
+                             "encoder.hidden_size=8", "trainer.epochs=10", "trainer.patience=1", "trainer.lr=0.0"), say=lambda _: None)
+    saved = torch.load(next((tmp_path / "runs").glob("picking/bilstm/*/last.pt")), weights_only=False)
+    assert rec["epochs_run"] == 2 and saved["state"]["stopped"] and saved["state"]["epoch"] == 2
+
+
+@pytest.mark.parametrize("name, cls", [("adam", torch.optim.Adam), ("adadelta", torch.optim.Adadelta), ("sgd", torch.optim.SGD)])
+def test_optimizer_from_config(name, cls):
+    cfg = compose_config([f"trainer.optimizer={name}", "trainer.lr=0.25", "trainer.weight_decay=0.01"])
+    optimizer = build_optimizer(cfg, [torch.nn.Parameter(torch.zeros(2))])
+    assert type(optimizer) is cls
+    assert optimizer.defaults["lr"] == 0.25 and optimizer.defaults["weight_decay"] == 0.01
