@@ -45,6 +45,7 @@ EXCLUDED = {
 NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("trainer", "kernel_impl"): "auto",
     ("embedding", "min_coverage"): 0.5,  # a gate, not a setting: runs that pass it compute the same
+    ("task", "head", "readout"): "pool",  # the classifier's pooling readout, as before the option existed
 }
 
 # The config groups whose ``_target_`` class carries a ``version``.
