@@ -2,18 +2,14 @@
 
 Fast implementations: "torch" (nn.LSTM over the open positions), "cpu" (multi_lstm's
 recurrence with the compiled C cell) and "triton" (the Triton cell and carry kernels,
-run by Triton's interpreter on the CPU: TRITON_INTERPRET is set here, before anything
-imports the Triton modules). The encoder-level checks (hand-set gates against
-nn.LSTMCell) are in tests/encoders/test_fhe.py.
+run by Triton's interpreter on the CPU: TRITON_INTERPRET is set by tests/conftest.py,
+before anything imports the Triton modules). The encoder-level checks (hand-set gates
+against nn.LSTMCell) are in tests/encoders/test_fhe.py.
 """
-import os
+import pytest
+import torch
 
-os.environ["TRITON_INTERPRET"] = "1"
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from rnnbench.kernels import fhe_upper as op  # noqa: E402
+from rnnbench.kernels import fhe_upper as op
 
 pytestmark = pytest.mark.usefixtures("nan_allocations")
 
@@ -99,6 +95,7 @@ def test_gradcheck_float64(impl):
     assert torch.autograd.gradcheck(lambda x, *w: op.fhe_upper(x, gates, mask, *w, impl=impl), (x, *weights))
 
 
+@pytest.mark.slow
 def test_triton_carry_kernels_alone():
     """The carry and its adjoint against the torch gather, including rows past each count."""
     from rnnbench.kernels.fhe_upper.triton import Carry

@@ -1,21 +1,18 @@
 """gated_scan: each fast implementation equals the reference, outputs and every gradient.
 
-Triton runs in its interpreter on CPU tensors, which it reads from
-TRITON_INTERPRET when a kernel is defined: set here, before anything imports
-the Triton module (the Makefile's test target sets it too).
+Triton runs in its interpreter on CPU tensors (TRITON_INTERPRET=1, set by tests/conftest.py
+before anything imports Triton); those cases are marked slow there.
 """
 import os
 import subprocess
 import sys
 import textwrap
 
-os.environ["TRITON_INTERPRET"] = "1"
+import pytest
+import torch
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-from rnnbench.kernels import gated_scan as op  # noqa: E402
-from rnnbench.kernels.gated_scan import cpu as cpu_impl  # noqa: E402
+from rnnbench.kernels import gated_scan as op
+from rnnbench.kernels.gated_scan import cpu as cpu_impl
 
 pytestmark = pytest.mark.usefixtures("nan_allocations")
 
@@ -178,6 +175,7 @@ def test_cpu_backward_gradcheck(reverse, logits):
     assert torch.autograd.gradcheck(scan, inputs)
 
 
+@pytest.mark.slow
 def test_triton_kernels_compile_for_a_gpu(tmp_path):
     """The interpreter does not type-check like the compiler: compile both kernels for
     a CUDA target (sm_80, no GPU needed) in a process without TRITON_INTERPRET."""

@@ -1,21 +1,17 @@
 """multi_lstm: its reference against nn.LSTM, and every fast implementation against the reference.
 
 Fast implementations: "cpu" (the compiled C cell), "torch" (the torch-operations cell,
-also the CPU fallback without a C compiler) and "triton" (under TRITON_INTERPRET=1 on the CPU).
+also the CPU fallback without a C compiler) and "triton" (under TRITON_INTERPRET=1 on the
+CPU, set by tests/conftest.py).
 """
 from __future__ import annotations
-
-import os
 
 import pytest
 import torch
 from torch import nn
 
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")  # before the Triton kernels are defined
-
-from rnnbench.kernels import multi_lstm as M  # noqa: E402
-from rnnbench.kernels.multi_lstm import fused  # noqa: E402
+from rnnbench.kernels import multi_lstm as M
+from rnnbench.kernels.multi_lstm import fused
 
 FAST = ["cpu", "torch", "triton"]
 

@@ -2,19 +2,15 @@
 
 Fast implementations: "cpu" (the compiled C cell), "torch" (the torch-operations cell,
 what "cpu" falls back to without a C compiler) and "triton" (under TRITON_INTERPRET=1 on
-the CPU). Outputs and the gradients of every input, float32 tight and bfloat16 loose.
+the CPU, set by tests/conftest.py). Outputs and the gradients of every input, float32 tight
+and bfloat16 loose.
 """
 from __future__ import annotations
-
-import os
 
 import pytest
 import torch
 
-if not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")  # before the Triton kernels are defined
-
-from rnnbench.kernels import residual_lstm as R  # noqa: E402
+from rnnbench.kernels import residual_lstm as R
 
 FAST = ["cpu", "torch", "triton"]
 NAMES = ["x", "residual", "w_ih", "w_hh", "bias"]
