@@ -1,15 +1,14 @@
 """Compose the project's Hydra config outside of train.py (tests, scripts, tables)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
 import rnnbench.config  # noqa: F401  (registers the structured-config schema)
+from rnnbench.conf_dir import conf_dir
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CONF_DIR = conf_dir()  # the package's configs (a wheel) or the checkout's conf/
 
 
 def compose_config(overrides: list[str] | None = None, config_name: str = "config", return_hydra_config: bool = False) -> DictConfig:

@@ -6,10 +6,11 @@ from pathlib import Path
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from rnnbench.conf_dir import conf_dir
 from rnnbench.encoders.base import Encoder
 from rnnbench.errors import ConfigError
 
-ENCODER_CONF_DIR = Path(__file__).resolve().parents[3] / "conf" / "encoder"
+ENCODER_CONF_DIR = conf_dir() / "encoder"
 
 
 def known_encoders(conf_dir: Path = ENCODER_CONF_DIR) -> list[str]:
