@@ -80,3 +80,13 @@ def test_a_locked_run_is_skipped_and_the_sweep_goes_on(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "2 jobs: 1 ran, 1 skipped (0 finished earlier, 1 locked by another process), 0 failed" in _summary(result)
     assert not (locked / "done").exists() and len(list(runs.glob("picking/bilstm/s2-*/done"))) == 1
+
+
+def test_two_joblib_jobs_for_the_same_run_train_it_once_and_both_succeed(tmp_path):
+    """The same run twice in one parallel sweep: one trains it, the other skips or finds it done."""
+    runs = tmp_path / "runs"
+    result = run_train_py(["-m", "seed=3,3", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"paths.runs_dir={runs}", *SMALL])
+    assert result.returncode == 0, result.stderr
+    summary = _summary(result)
+    assert "2 jobs: 1 ran, 1 skipped" in summary and "0 failed" in summary
+    assert len(list(runs.glob("picking/bilstm/s3-*/done"))) == 1 and len(_index(runs)) == 1
