@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables claims table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ table-rcrn-8: $(STAMP)  ## RCRN Table 8 (WikiQA, TrecQA; with and without attent
 
 table-rcrn-9: $(STAMP)  ## RCRN Table 9 (NarrativeQA span; needs qaps.csv + summaries.csv)
 	$(PY) scripts/make_table.py rcrn_table9 rcrn_table9_3l
+
+table-rcrn-10: $(STAMP)  ## RCRN Table 10 (cost): training/inference time vs length for every encoder on this CPU, 5 rounds (~5 min): results/rcrn_table10.{md,csv}, plots/rcrn_table10.png
+	$(PY) scripts/bench_cost.py
 
 table-dcu-1: $(STAMP)  ## DCU Table 1 (RACE; sim_dcu, dcu, lstm1 at 250d, 3 seeds; plus the small rows): write results/dcu_table1.{md,tex}
 	$(PY) scripts/make_table.py dcu_table1 dcu_table1_small

@@ -1,0 +1,97 @@
+"""scripts/bench_cost.py (make table-rcrn-10): the cost table, its evidence CSV in the ledger's
+format (so the registry's cost claims get verdicts), the plot, and a clean refusal of
+--device cuda without CUDA."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import yaml
+
+from rnnbench.compose import CONF_DIR
+from rnnbench.results import evidence, ledger
+from rnnbench.results.claims import evaluate, load_claims
+from rnnbench.results.tables import REGISTRY
+
+SCRIPT = CONF_DIR.parent / "scripts" / "bench_cost.py"
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_cost", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _section(md: str, title: str) -> str:
+    return md.split(title, 1)[1].split("\n## ", 1)[0]
+
+
+def test_a_short_run_writes_the_table_the_evidence_and_the_plot(bench, tmp_path, capsys):
+    out = tmp_path / "results"
+    assert bench.main(["--lengths", "16", "32", "--repeats", "2", "--encoders", "bilstm", "rcrn", "sru", "--out", str(out)]) == 0
+    md = (out / "rcrn_table10.md").read_text()
+    training = _section(md, "## Training step")
+    for name in ("3l_bilstm", "bilstm", "rcrn", "sru"):
+        assert f"| `{name}` |" in training
+    assert "| `3l_bilstm` | 2,729,600 | 1.00× (" in training  # the baseline over itself, in the same rounds
+    assert "| RCRN (CUDNN +CUDA optimized) | train | 1.00× | 0.93× |" in md  # the paper's 10/10 and 13/14
+    assert "torch thread(s); torch " in md and "Load average" in md and "shared with background training runs" in md
+    assert "2 rounds at each length" in md
+
+    header = (out / "rcrn_table10.csv").read_text().splitlines()[0]
+    assert header == ",".join(evidence.FIELDS)
+    rows = evidence.read_csv(out / "rcrn_table10.csv")
+    assert len(rows) == 4 * 2 * 2 * 2 + 4 * 2  # encoders x lengths x rounds x (train, infer) + parameters rows
+    registry = yaml.safe_load((REGISTRY / "rcrn_table10.yaml").read_text())
+    columns = {c for row in registry["rows"] for c in row["values"]} | {"parameters"}
+    assert {r["dataset"] for r in rows} <= columns
+    one = next(r for r in rows if r["encoder"] == "rcrn" and r["dataset"] == "IMDb/train_s_per_epoch/len16" and r["seed"] == 1)
+    assert one["reported"] == "yes" and one["seconds_per_epoch"] > 0 and 0 < one["inference_seconds_per_example"] < one["seconds_per_epoch"]
+    assert one["parameters"] == 2_409_600 and one["threads"] == "1"
+
+    # every claim on the lengths measured (and on parameters) gets a verdict from this CSV
+    decided = {c["id"]: evaluate("rcrn_table10", c, rows, []).verdict for c in load_claims("rcrn_table10")}
+    for claim_id, verdict in decided.items():
+        measured = claim_id.endswith(("len16", "len32")) or "params" in claim_id
+        assert (verdict != "not run") == measured, (claim_id, verdict)
+    assert decided["rcrn-params-equal-3l-bilstm"] == "contradicted"  # 2,409,600 against 2,729,600 at input 300
+    assert "RCRN Table 10" in ledger.build(out)
+
+    png = (out / "plots" / "rcrn_table10.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_the_evidence_decides_a_clear_difference_paired_by_round(bench):
+    """Synthetic times: bilstm takes half of 3l_bilstm's time in every round -> reproduced;
+    rcrn 10% slower in every round -> contradicted. Units: an IMDb epoch of 782 steps."""
+    rounds = [0.10, 0.12, 0.11, 0.13]
+    times = {bench.TRAIN: {"3l_bilstm": rounds, "bilstm": [t / 2 for t in rounds], "rcrn": [t * 1.1 for t in rounds]},
+             bench.INFER: {"3l_bilstm": rounds, "bilstm": [t / 2 for t in rounds], "rcrn": [t * 1.1 for t in rounds]}}
+    info = {"cpu": "cpu", "threads": 1, "device": "cpu"}
+    rows = bench.evidence_rows({16: times}, {"3l_bilstm": 3, "bilstm": 1, "rcrn": 3}, {n: "{}" for n in times[bench.TRAIN]}, info, "c")
+    row = next(r for r in rows if r["encoder"] == "bilstm" and r["dataset"] == "IMDb/infer_s_per_epoch/len16" and r["seed"] == 2)
+    assert row["seconds_per_epoch"] == pytest.approx(0.06 * 782) and row["inference_seconds_per_example"] == pytest.approx(0.06 / 32)
+    claims = {c["id"]: c for c in load_claims("rcrn_table10")}
+    assert evaluate("rcrn_table10", claims["bilstm-faster-than-3l-bilstm-train-len16"], rows, []).verdict == "reproduced"
+    assert evaluate("rcrn_table10", claims["bilstm-faster-than-3l-bilstm-infer-len16"], rows, []).verdict == "reproduced"
+    assert evaluate("rcrn_table10", claims["rcrn-faster-than-3l-bilstm-train-len16"], rows, []).verdict == "contradicted"
+    assert evaluate("rcrn_table10", claims["rcrn-params-equal-3l-bilstm"], rows, []).verdict == "reproduced"
+
+
+def test_cuda_is_refused_in_one_line_without_a_gpu(bench, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(bench.torch.cuda, "is_available", lambda: False)
+    assert bench.main(["--device", "cuda", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --device cuda: CUDA is not available here") and err.count("\n") == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_bad_arguments_are_refused(bench):
+    with pytest.raises(SystemExit):
+        bench.main(["--encoders", "nosuch"])
+    with pytest.raises(SystemExit):
+        bench.main(["--repeats", "1"])
