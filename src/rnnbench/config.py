@@ -97,7 +97,9 @@ class TrainerConf:
     mc_dropout_samples: int = 0  # LSTM baseline paper: 60 at test time; 0 = off
     mc_dropout_combine: McCombine = McCombine.vote
     progress: bool = True
-    kernel_impl: str = "auto"  # auto | reference | cpu | triton: which implementation of the recurrence kernels runs
+    # Which implementation of the recurrence kernels runs (rnnbench.kernels.dispatch.CHOICES):
+    # auto (triton on CUDA, cpu elsewhere) | reference | torch | cpu | triton. Written in the record.
+    kernel_impl: str = "auto"
 
 
 @dataclass
@@ -249,6 +251,16 @@ def _check_device(cfg) -> None:
                           "use trainer.device=auto or trainer.device=cpu")
 
 
+def _check_kernel_impl(cfg) -> None:
+    from rnnbench.kernels.dispatch import CHOICES  # the kernels' one list of implementation names
+
+    value = str(cfg.trainer.get("kernel_impl", "auto"))
+    if value not in CHOICES:
+        close = difflib.get_close_matches(value, CHOICES, n=1)
+        hint = f"did you mean trainer.kernel_impl={close[0]}?" if close else f"use one of {', '.join(CHOICES)}"
+        raise ConfigError(f"trainer.kernel_impl={value}: not a kernel implementation ({', '.join(CHOICES)}); {hint}")
+
+
 def check_runs_dir_writable(runs_dir: str | Path) -> None:
     """Create the runs folder if needed and write a probe file in it (permission bits, a
     read-only mount, a path through a file): refused now rather than after training."""
@@ -269,6 +281,7 @@ def validate(cfg) -> None:
     _check_ranges(cfg)
     _check_task(cfg)
     _check_device(cfg)
+    _check_kernel_impl(cfg)
     check_runs_dir_writable(cfg.paths.runs_dir)
 
 

@@ -76,6 +76,7 @@ def build_record(
     test_examples: int,
     data: dict,
     metric_implementations: dict,
+    kernel_implementations: dict,
     extra: dict | None = None,
 ) -> dict:
     """The record of a finished run, from plain values (see the module docstring)."""
@@ -99,6 +100,7 @@ def build_record(
         "test": test_scores,
         "test_stats": test_stats,
         "metric_implementations": metric_implementations,
+        "kernel_implementations": kernel_implementations,  # {kernel op: implementation that ran}
         "history": history,
         "seconds_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
         "tokens_per_second": tokens / max(train_seconds, 1e-9),

@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.errors import ConfigError, RunInterrupted, TrainingDiverged
+from rnnbench.kernels import dispatch
 from rnnbench.metrics import check_names
 from rnnbench.metrics import implementations as metric_implementations
 from rnnbench.progress import progress_bar
@@ -224,6 +225,8 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     if t.num_threads:
         torch.set_num_threads(t.num_threads)
     device = _device(t.device)
+    dispatch.set_default_impl(str(t.kernel_impl))  # what every recurrence kernel runs; the record says what ran
+    dispatch.reset_used()
     check_names(cfg.task.metrics)  # a typo in a metric name fails now, not after the first epoch
     torch.manual_seed(cfg.seed)
     data = data or prepare(cfg)
@@ -266,4 +269,5 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         test_scores=test.scores, test_stats=test.stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
         data={"train": len(splits["train"]), "dev": len(splits["dev"]), "test": len(splits["test"]), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
         metric_implementations={k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
+        kernel_implementations=dispatch.implementations_used(),
     )
