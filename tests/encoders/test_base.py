@@ -57,4 +57,4 @@ def test_the_base_encoder_has_no_policy_and_ignores_dev_scores():
     enc = Encoder(3, 3)
     out = EncoderOutput(torch.zeros(1, 2, 3), policy_log_prob=torch.zeros(1))
     assert enc.policy_loss(out, torch.zeros(1)) is None
-    assert enc.on_dev_score(0.99) is None
+    assert enc.on_dev_score(0.99) is False

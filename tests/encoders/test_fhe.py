@@ -392,11 +392,11 @@ def test_table3_schedule_enforces_the_penalty_once_dev_accuracy_is_reached(form)
         return (out.aux_loss if form == "loss" else out.policy_penalty) is not None, out.stats["penalty_active"]
 
     assert penalised() == (False, 0.0)  # gates free at first
-    enc.on_dev_score(0.85)
+    assert enc.on_dev_score(0.85) is False
     assert penalised() == (False, 0.0)
-    enc.on_dev_score(0.9)
+    assert enc.on_dev_score(0.9) is True  # the objective changed: the loop restarts its choice of the best epoch
     assert penalised() == (True, 1.0)
-    enc.on_dev_score(0.5)  # once enforced, for the rest of training
+    assert enc.on_dev_score(0.95) is False and enc.on_dev_score(0.5) is False  # enforced for the rest of training
     assert penalised() == (True, 1.0)
     # the switch is saved with the weights, so a resumed run keeps it
     fresh = make_fhe(sparsity_weight=2.0, sparsity_target=0.0, sparsity_penalty=form, penalty_from_dev_accuracy=0.9)

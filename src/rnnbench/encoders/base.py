@@ -132,11 +132,13 @@ class Encoder(nn.Module):
         """
         return None
 
-    def on_dev_score(self, score: float) -> None:
+    def on_dev_score(self, score: float) -> bool:
         """Hook the training loop calls after each dev evaluation with the selection metric's
-        value. Does nothing by default; FHE's Table 3 schedule
+        value. Returns True when the encoder changed its training objective at this call, so
+        that the loop selects its best epoch only among the epochs trained under the new one.
+        Does nothing by default (returns False); FHE's Table 3 schedule
         (``penalty_from_dev_accuracy``) switches its sparsity penalty on here."""
-        return None
+        return False
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad)

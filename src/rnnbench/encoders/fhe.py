@@ -42,8 +42,11 @@ says where each encoder's reconstruction is recorded):
   freely, then enforces the penalty once a desired dev accuracy is reached (FHE80,
   FHE90, ...). Here the penalty is off (lambda = 0: the paper's "small value" was lost;
   ours) until ``on_dev_score`` sees a dev score >= the threshold, then on for the rest of
-  training (``set_penalty_active``). The switch is a buffer, saved with the weights, so a
-  resumed run keeps it.
+  training (``set_penalty_active``); lambda and gamma are then FHE-fixed's, so the schedule
+  is the only difference between the two. ``on_dev_score`` returns True at the switch, so
+  the loop chooses the best epoch among the penalised ones only. The switch is a buffer,
+  saved with the weights, so a resumed run keeps it and the record's ``penalty_active``
+  stat says whether the tested epoch was penalised.
 - The gate is the policy: REINFORCE and the sparsity penalty train only its own
   parameters (the gate MLP and the context projection). Its inputs h_t and c are
   detached, so the lower LSTM and the head's question embedding learn from the
@@ -148,10 +151,13 @@ class FHE(Encoder):
             raise ConfigError("FHE.set_penalty_active needs encoder.penalty_from_dev_accuracy (without it the penalty is always on)")
         self.penalty_active.fill_(bool(active))
 
-    def on_dev_score(self, score: float) -> None:
-        """Table 3's schedule: the penalty goes on, for good, at the first dev score >= the threshold."""
-        if self.penalty_from_dev_accuracy is not None and score >= self.penalty_from_dev_accuracy:
-            self.set_penalty_active(True)
+    def on_dev_score(self, score: float) -> bool:
+        """Table 3's schedule: the penalty goes on, for good, at the first dev score >= the threshold
+        (True then: the objective changed, the loop restarts its choice of the best epoch)."""
+        if self.penalty_from_dev_accuracy is None or self.penalty_is_active() or score < self.penalty_from_dev_accuracy:
+            return False
+        self.set_penalty_active(True)
+        return True
 
     def _check_context(self, context: torch.Tensor | None) -> None:
         if context is None:

@@ -46,6 +46,9 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("trainer", "kernel_impl"): "auto",
     ("embedding", "min_coverage"): 0.5,  # a gate, not a setting: runs that pass it compute the same
     ("task", "head", "readout"): "pool",  # the classifier's pooling readout, as before the option existed
+    ("encoder", "sparsity_penalty"): "loss",  # FHE: the differentiable penalty every earlier run used
+    ("encoder", "penalty_from_dev_accuracy"): None,  # FHE: the penalty from the start (no Table 3 schedule)
+    ("task", "head", "one_hot_input"): False,  # picking head: learned embeddings, as before the option existed
 }
 
 # The config groups whose ``_target_`` class carries a ``version``.
