@@ -100,6 +100,9 @@ class TrainerConf:
     # Which implementation of the recurrence kernels runs (rnnbench.kernels.dispatch.CHOICES):
     # auto (triton on CUDA, cpu elsewhere) | reference | torch | cpu | triton. Written in the record.
     kernel_impl: str = "auto"
+    # 32 (float32, default) | bf16 | fp16: autocast around the forward pass, the encoder's recurrence
+    # kept in float32 (training/precision.py says why); fp16 adds a gradient scaler and needs CUDA.
+    precision: str = "32"
 
 
 @dataclass
@@ -261,6 +264,22 @@ def _check_kernel_impl(cfg) -> None:
         raise ConfigError(f"trainer.kernel_impl={value}: not a kernel implementation ({', '.join(CHOICES)}); {hint}")
 
 
+def _check_precision(cfg) -> None:
+    from rnnbench.training.precision import CHOICES
+
+    value = str(cfg.trainer.get("precision", "32"))
+    if value not in CHOICES:
+        raise ConfigError(f"trainer.precision={value}: must be one of {', '.join(CHOICES)} (32 is float32)")
+    if value == "fp16" and (str(cfg.trainer.device) == "cpu" or not _cuda_available()):
+        raise ConfigError("trainer.precision=fp16 needs CUDA (autocast on the CPU supports bfloat16): use trainer.precision=bf16 or 32")
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def check_runs_dir_writable(runs_dir: str | Path) -> None:
     """Create the runs folder if needed and write a probe file in it (permission bits, a
     read-only mount, a path through a file): refused now rather than after training."""
@@ -282,6 +301,7 @@ def validate(cfg) -> None:
     _check_task(cfg)
     _check_device(cfg)
     _check_kernel_impl(cfg)
+    _check_precision(cfg)
     check_runs_dir_writable(cfg.paths.runs_dir)
 
 

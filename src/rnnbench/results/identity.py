@@ -44,6 +44,7 @@ EXCLUDED = {
 # value the key is left out of the identity. Register every new result-neutral option here.
 NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("trainer", "kernel_impl"): "auto",
+    ("trainer", "precision"): "32",  # float32, as every run before mixed precision
     ("embedding", "min_coverage"): 0.5,  # a gate, not a setting: runs that pass it compute the same
     ("task", "head", "readout"): "pool",  # the classifier's pooling readout, as before the option existed
     ("encoder", "sparsity_penalty"): "loss",  # FHE: the differentiable penalty every earlier run used

@@ -1,6 +1,8 @@
 """Evaluation over a split, with the LSTM baseline paper's Monte Carlo dropout option."""
 from __future__ import annotations
 
+import contextlib
+
 import torch
 from torch import nn
 
@@ -17,20 +19,25 @@ def _dropout_only_train(model: nn.Module) -> None:
 
 
 @torch.no_grad()
-def predict(model, records, fields, batch_size, device, max_batches=None, mc_samples=0, mc_combine="vote"):
+def predict(model, records, fields, batch_size, device, max_batches=None, mc_samples=0, mc_combine="vote",
+            autocast=contextlib.nullcontext, rank=0, world=1):
     """The head's predictions (sorted by record index), those indices, mean loss and averaged encoder stats.
 
     ``mc_samples`` > 0 (classification heads) predicts from that many dropout samples,
-    combined by majority vote or by averaging probabilities."""
+    combined by majority vote or by averaging probabilities. ``autocast``: the context the
+    forward passes run in (mixed precision). ``rank``/``world``: predict every ``world``-th
+    batch from ``rank`` (a multi-GPU run; ``gather_predictions`` puts the ranks' parts together)."""
     batches = batch_indices(records, fields, batch_size, shuffle=False)
     if max_batches is not None:
         batches = batches[:max_batches]
+    batches = batches[rank::world]
     predictions: dict[int, object] = {}
     total_loss, count, stats = 0.0, 0, {}
     for idx in batches:
         batch = to_device(collate([records[i] for i in idx], fields), device)
         model.eval()
-        out, loss = model(batch)
+        with autocast():
+            out, loss = model(batch)
         total_loss += loss.item() * len(idx)
         count += len(idx)
         for k, v in out.encoder_output.stats.items():
@@ -39,7 +46,8 @@ def predict(model, records, fields, batch_size, device, max_batches=None, mc_sam
             if out.logits is None:
                 raise ValueError("trainer.mc_dropout_samples needs a classification head (this head gives no class logits)")
             _dropout_only_train(model)
-            samples = torch.stack([model(batch)[0].logits for _ in range(mc_samples)])  # [S, B, C]
+            with autocast():
+                samples = torch.stack([model(batch)[0].logits.float() for _ in range(mc_samples)])  # [S, B, C]
             model.eval()
             if mc_combine == "mean":
                 pred = samples.softmax(-1).mean(0).argmax(-1)

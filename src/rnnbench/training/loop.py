@@ -34,6 +34,7 @@ from rnnbench.training.checkpoint import TrainState
 from rnnbench.training.evaluate import predict, score
 from rnnbench.training.loggers import make_logger
 from rnnbench.training.model import TaskModel, build_model
+from rnnbench.training.precision import Precision, keep_encoder_float32
 
 # trainer.optimizer -> the optimiser class, built as a Hydra partial (lr, weight decay bound)
 OPTIMIZERS = {"adam": "torch.optim.Adam", "adadelta": "torch.optim.Adadelta", "sgd": "torch.optim.SGD"}
@@ -71,11 +72,13 @@ class Run:
     model: TaskModel
     optimizer: torch.optim.Optimizer
     device: torch.device
+    precision: Precision  # autocast for the forward pass, the fp16 gradient scaler
     logger: object
     say: object
 
     def save_last(self, state: TrainState) -> None:
-        checkpoint.save_last(self.run_dir, self.model, self.optimizer, state, rng=checkpoint.rng_state())
+        extra = {"scaler": self.precision.state_dict()} if self.precision.scaler else {}
+        checkpoint.save_last(self.run_dir, self.model, self.optimizer, state, rng=checkpoint.rng_state(), **extra)
 
 
 class _Losses:
@@ -123,12 +126,11 @@ def train_epoch(run: Run, state: TrainState) -> float:
     bar = progress_bar(batches[state.batch :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state.batch, total=len(batches), disable=not t.progress, leave=False)
     for idx in bar:
         cpu_batch = collate([examples[i] for i in idx], fields)
-        out, loss = model(to_device(cpu_batch, run.device))
+        with run.precision.autocast():
+            out, loss = model(to_device(cpu_batch, run.device))
         run.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if t.grad_clip:
-            torch.nn.utils.clip_grad_norm_(params, t.grad_clip)
-        run.optimizer.step()
+        run.precision.backward(loss)
+        run.precision.step(run.optimizer, params, t.grad_clip)  # clip, then step
         # The task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
         pending.add(out.loss, loss)
         state.tokens += int(sum(cpu_batch[f"{f}_mask"].sum() for f in fields))  # counted on the host copy
@@ -170,7 +172,8 @@ def evaluate(run: Run, split: str, mc_dropout: bool = False) -> Evaluation:
     t = run.cfg.trainer
     mc = (t.mc_dropout_samples, t.mc_dropout_combine) if mc_dropout else (0, "vote")
     started = time.perf_counter()
-    preds, order, loss, stats = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc)
+    preds, order, loss, stats = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc,
+                                        autocast=run.precision.autocast)
     seconds = time.perf_counter() - started
     scores = score(run.cfg.task, preds, [run.data.raw[split][i] for i in order])
     return Evaluation(preds, order, scores, loss, stats, seconds)
@@ -232,9 +235,12 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     data = data or prepare(cfg)
     torch.manual_seed(cfg.seed)  # model init does not depend on how data was prepared
     model = build_model(cfg, data).to(device)
+    precision = Precision(t.precision, device)
+    if precision.enabled:
+        keep_encoder_float32(model.encoder, device.type)  # the recurrence stays in float32
     optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
     splits = _truncated(data.splits, data.fields, t.truncate)
-    run = Run(cfg, run_dir, data, splits, model, optimizer, device, logger=None, say=say)
+    run = Run(cfg, run_dir, data, splits, model, optimizer, device, precision, logger=None, say=say)
     n_params = model.encoder.num_parameters()
     say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test; "
         f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")
@@ -246,6 +252,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         optimizer.load_state_dict(saved["optimizer"])
         state = TrainState.from_dict(saved["state"])
         checkpoint.set_rng_state(saved["rng"])
+        precision.load_state_dict(saved.get("scaler"))
         say(f"resuming from epoch {state.epoch + 1}, batch {state.batch}")
 
     run.logger = make_logger(cfg, run_dir, run_dir.name)
