@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables claims table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-3 table-fhe-4 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -71,6 +71,15 @@ table-synthetic: $(STAMP)  ## our synthetic span and pointer-copy tasks (minutes
 
 table-dcu-2: $(STAMP)  ## DCU Table 2 (SearchQA span; needs searchqa/data_json)
 	$(PY) scripts/make_table.py dcu_table2 dcu_table2_150d dcu_table2_dculstm
+
+table-fhe-2: $(STAMP)  ## FHE Table 2 (picking task, lengths 100/200/400: lstm1, lstm2, FHE-fixed; plus FHE with our loss-form penalty): write results/fhe_table2.{md,tex}
+	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe
+
+table-fhe-3: $(STAMP)  ## FHE Table 3 (picking task, length 100: FHE80/90/95/98, the penalty enforced once dev accuracy reaches 80-98%)
+	$(PY) scripts/make_table.py fhe_table3 fhe_table3_fhe90 fhe_table3_fhe95 fhe_table3_fhe98
+
+table-fhe-4: $(STAMP)  ## FHE Table 4 (generalisation): train at length 200 (Table 2's runs); longer test lengths via evaluate.py (see conf/experiment/fhe_table4.yaml)
+	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe
 
 table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA files)
 	$(PY) scripts/make_table.py fhe_table6
