@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables claims table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-3 table-fhe-4 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-3 table-fhe-4 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -28,6 +28,9 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 test: $(STAMP)  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
 	TRITON_INTERPRET=1 WANDB_MODE=disabled $(PY) -m pytest -q -n 2 --dist load
 
+gpu-check: $(STAMP)  ## on a CUDA machine: Triton kernels vs reference on the GPU, a short run of every encoder, the cost table; writes results/gpu.md
+	$(PY) scripts/gpu_check.py
+
 claims: $(STAMP)  ## write results/claims.md: every paper claim with ours, its interval and a verdict, from the committed evidence
 	$(PY) scripts/claims.py
 
@@ -36,6 +39,35 @@ table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC) under the comparison protocol: ru
 
 table-rcrn-2: $(STAMP)  ## RCRN Table 2 (SST-5): run what is missing, write results/rcrn_table2.{md,tex}
 	$(PY) scripts/make_table.py rcrn_table2
+
+table-rcrn-3: $(STAMP)  ## RCRN Table 3 (SST-2, 15 seeds): run what is missing, write results/rcrn_table3.{md,tex,csv}
+	$(PY) scripts/make_table.py rcrn_table3
+
+table-rcrn-1: $(STAMP)  ## RCRN Table 1 (16 Amazon domains, the six smallest first): write results/rcrn_table1.{md,tex,csv}
+	$(PY) scripts/make_table.py rcrn_table1_mr rcrn_table1_apparel rcrn_table1_health_personal_care rcrn_table1_kitchen_housewares rcrn_table1_toys_games rcrn_table1_sports_outdoors rcrn_table1_baby rcrn_table1_electronics rcrn_table1_magazines rcrn_table1_camera_photo rcrn_table1_software rcrn_table1_music rcrn_table1_video rcrn_table1_books rcrn_table1_dvd rcrn_table1_imdb
+
+table-rcrn-1-small: $(STAMP)  ## RCRN Table 1, only the six smallest domains (MR, apparel, health, kitchen, toys, sports), then the whole table
+	$(PY) scripts/make_table.py rcrn_table1_mr rcrn_table1_apparel rcrn_table1_health_personal_care rcrn_table1_kitchen_housewares rcrn_table1_toys_games rcrn_table1_sports_outdoors
+	$(PY) scripts/make_table.py rcrn_table1_mr rcrn_table1_apparel rcrn_table1_health_personal_care rcrn_table1_kitchen_housewares rcrn_table1_toys_games rcrn_table1_sports_outdoors rcrn_table1_baby rcrn_table1_electronics rcrn_table1_magazines rcrn_table1_camera_photo rcrn_table1_software rcrn_table1_music rcrn_table1_video rcrn_table1_books rcrn_table1_dvd rcrn_table1_imdb --no-run
+
+table-rcrn-4: $(STAMP)  ## RCRN Table 4 (IMDb) on a reduced budget (256 tokens, 6,400 reviews per epoch, lr 1e-3): write results/rcrn_table4.{md,tex,csv}
+	$(PY) scripts/make_table.py rcrn_table4
+
+table-odyssey-1: $(STAMP)  ## LSTM baseline Table 1 (SST-5): the baseline and one trick per row at hidden 170, then the table with every row
+	$(PY) scripts/make_table.py lstm_odyssey_table1_baseline lstm_odyssey_table1_fb lstm_odyssey_table1_dropout lstm_odyssey_table1_mc_mean lstm_odyssey_table1_mc_vote lstm_odyssey_table1_pool lstm_odyssey_table1_resv1 lstm_odyssey_table1_resv2 lstm_odyssey_table1_bi lstm_odyssey_table1_bi_resv1
+	$(PY) scripts/make_table.py lstm_odyssey_table1_baseline lstm_odyssey_table1_fb lstm_odyssey_table1_dropout lstm_odyssey_table1_mc_mean lstm_odyssey_table1_mc_vote lstm_odyssey_table1_pool lstm_odyssey_table1_resv1 lstm_odyssey_table1_resv2 lstm_odyssey_table1_bi lstm_odyssey_table1_bi_resv1 lstm_odyssey_table1_large lstm_odyssey_table1_large_bi lstm_odyssey_table1_large_bi_resv1 lstm_odyssey_table1_large_resv2 --no-run
+
+table-odyssey-1-large: $(STAMP)  ## LSTM baseline Table 1, the paper's Large rows (hidden 800; ~110 CPU hours: for a GPU), then the whole table
+	$(PY) scripts/make_table.py lstm_odyssey_table1_large lstm_odyssey_table1_large_bi lstm_odyssey_table1_large_bi_resv1 lstm_odyssey_table1_large_resv2
+	$(PY) scripts/make_table.py lstm_odyssey_table1_baseline lstm_odyssey_table1_fb lstm_odyssey_table1_dropout lstm_odyssey_table1_mc_mean lstm_odyssey_table1_mc_vote lstm_odyssey_table1_pool lstm_odyssey_table1_resv1 lstm_odyssey_table1_resv2 lstm_odyssey_table1_bi lstm_odyssey_table1_bi_resv1 lstm_odyssey_table1_large lstm_odyssey_table1_large_bi lstm_odyssey_table1_large_bi_resv1 lstm_odyssey_table1_large_resv2 --no-run
+
+table-odyssey-2: $(STAMP)  ## LSTM baseline Table 2 (IMDb, reduced budget): the baseline 2-LSTM, then the table with every row
+	$(PY) scripts/make_table.py lstm_odyssey_table2_baseline
+	$(PY) scripts/make_table.py lstm_odyssey_table2_baseline lstm_odyssey_table2_large lstm_odyssey_table2_large_bi lstm_odyssey_table2_large_bi_resv2 --no-run
+
+table-odyssey-2-large: $(STAMP)  ## LSTM baseline Table 2, the rows at hidden 360 (for a GPU), then the whole table
+	$(PY) scripts/make_table.py lstm_odyssey_table2_large lstm_odyssey_table2_large_bi lstm_odyssey_table2_large_bi_resv2
+	$(PY) scripts/make_table.py lstm_odyssey_table2_baseline lstm_odyssey_table2_large lstm_odyssey_table2_large_bi lstm_odyssey_table2_large_bi_resv2 --no-run
 
 table-rcrn-6: $(STAMP)  ## RCRN Table 6 (SNLI; here 1,022 training pairs only): run what is missing, write results/rcrn_table6.{md,tex}
 	$(PY) scripts/make_table.py rcrn_table6
@@ -103,7 +135,7 @@ table-mzu-3: $(STAMP)  ## MZU Table 3 (number of zones, PTB characters)
 table-mzu-4: $(STAMP)  ## MZU Table 4 (ablation: without / with deep transition, PTB characters)
 	$(PY) scripts/make_table.py mzu_table4_nodt mzu_table4_dt
 
-tables: table-rcrn-5 table-rcrn-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic  ## every table target
+tables: table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-4 table-odyssey-1 table-odyssey-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic  ## every table target
 
 clean:  ## remove caches and run outputs (not results/)
 	rm -rf .cache runs .pytest_cache

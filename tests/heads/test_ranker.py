@@ -253,6 +253,7 @@ def test_every_encoder_scores_and_trains(encoder_name):
     assert torch.all(out.extra["score"].abs() <= 1.0 + 1e-6)
 
 
+@pytest.mark.slow
 def test_learns_on_real_trecqa(real_data, tmp_path, monkeypatch):
     """A few dozen batches of the task as configured (Adadelta 0.2, TRAIN, clean dev) lift dev MAP
     clearly above a random ranking's (BiLSTM of 64, texts cut to 40 tokens, to stay cheap:
@@ -264,7 +265,7 @@ def test_learns_on_real_trecqa(real_data, tmp_path, monkeypatch):
     from rnnbench.training.loop import fit
 
     monkeypatch.setenv("RNNBENCH_DATA", str(real_data))
-    cfg = compose_config(["task=trecqa", "encoder=bilstm", "task.head.attentive_pooling=true", "encoder.hidden_size=64",
+    cfg = compose_config(["task=trecqa_partial", "encoder=bilstm", "task.head.attentive_pooling=true", "encoder.hidden_size=64",
                           "trainer.epochs=1", "trainer.max_batches=40", "trainer.truncate=40", "trainer.num_threads=1",
                           "trainer.progress=false", f"paths.runs_dir={tmp_path}"])
     (tmp_path / "run").mkdir()
