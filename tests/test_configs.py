@@ -14,6 +14,9 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
+from hydra.utils import get_class
+from omegaconf import OmegaConf
 
 from rnnbench.compose import CONF_DIR, compose_config
 from rnnbench.data.prepare import build_reader, prepare
@@ -43,50 +46,96 @@ def test_every_task_composes(task):
 def test_experiments_compose(experiment):
     cfg = compose_config([f"experiment={experiment}"], return_hydra_config=True)
     assert experiment.startswith(cfg.table.name)  # rcrn_table8_wikiqa fills part of rcrn_table8
-    assert str(cfg.hydra.sweeper.params.seed)
+    params = cfg.hydra.sweeper.params
+    # The sweep runs the protocol's seeds (str(): one seed composes as an int) and known encoders.
+    assert [int(s) for s in str(params.seed).split(",")] == [int(s) for s in cfg.table.protocol.seeds]
+    assert set(str(params.encoder).split(",")) <= set(ENCODERS)
     if not cfg.table.caption:  # a paper's table: its numbers are in the registry
         assert paper_table(cfg.table.name)["rows"]
 
 
-_prepared: dict = {}
+def _task_yaml(task: str) -> dict:
+    """The task's YAML over the task files its defaults list (scitail_partial: scitail), read
+    without Hydra so collection stays fast; each smoke run checks what is read from it."""
+    spec = yaml.safe_load((CONF_DIR / "task" / f"{task}.yaml").read_text())
+    merged: dict = {"defaults": []}
+    for entry in spec.get("defaults") or []:
+        if isinstance(entry, str) and entry != "_self_":
+            merged = OmegaConf.to_container(OmegaConf.merge(merged, _task_yaml(entry)))
+        elif isinstance(entry, dict):
+            merged["defaults"].append(entry)
+    own = {k: v for k, v in spec.items() if k != "defaults"}
+    return {**OmegaConf.to_container(OmegaConf.merge(merged, own)), "defaults": merged["defaults"]}
 
 
-@pytest.mark.parametrize("task", TASKS)
-def test_smoke_run_every_encoder(task, tmp_path, request, monkeypatch):
-    reader = build_reader(compose_config([f"task={task}"]).task.reader)
-    if reader.files:
-        root = request.getfixturevalue("real_data")
-        if task in FIXTURE_TASKS or any(not p.exists() for p in reader.input_paths(root)):
-            root = FIXTURE_DATA  # a dataset absent from the development data: its fixture in the original format
-            assert all(p.exists() for p in reader.input_paths(root)), f"{task}: neither real nor fixture files"
-        monkeypatch.setenv("RNNBENCH_DATA", str(root))
-    ran = 0
-    for encoder in ENCODERS:
-        # embedding.min_coverage=0: the fixtures' stand-in GloVe file (36 words) covers 9-25% of their vocabularies
-        cfg = compose_config([f"task={task}", f"encoder={encoder}", "trainer=smoke", f"paths.runs_dir={tmp_path}", "embedding.min_coverage=0"])
-        if "hidden_size" in cfg.encoder:  # small encoders: this checks wiring, not learning
-            cfg.encoder.hidden_size = 16
-        if task not in _prepared:
-            _prepared[task] = prepare(cfg)
-        run_dir = Path(tmp_path) / encoder
-        run_dir.mkdir()
-        if _needs_causal(cfg) and not _is_causal(cfg):
-            with pytest.raises(ConfigError, match="causal"):
-                fit(cfg, run_dir, say=lambda _: None, data=_prepared[task])
-            continue
-        record = fit(cfg, run_dir, say=lambda _: None, data=_prepared[task])
-        metric = cfg.task.select_metric
-        assert math.isfinite(record["test"][metric]), (task, encoder)
-        if cfg.task.get("select_mode", "max") == "max":
-            assert 0.0 <= record["test"][metric] <= 1.0, (task, encoder)
-        assert (run_dir / "predictions.jsonl").read_text().count("\n") > 0
-        ran += 1
-    assert ran > 0, f"{task}: no encoder could run it"
+def _reads_data_folder(task: str) -> bool:
+    """Whether the task reads RNNBENCH_DATA: its files, its hub copy's fallback or a GloVe file."""
+    spec = _task_yaml(task)
+    reader = get_class(spec["task"]["reader"]["_target_"])
+    return bool(reader.files or reader.hub_id or {"override /embedding": "random"} not in spec["defaults"])
+
+
+def _smoke_pairs():
+    for task in TASKS:
+        reads = _reads_data_folder(task)
+        for encoder in ENCODERS:
+            # One xdist group per task: its pairs run on one worker, which prepares the data once.
+            marks = [pytest.mark.slow, pytest.mark.xdist_group(f"smoke-{task}"), *([pytest.mark.realdata] if reads else [])]
+            yield pytest.param(task, encoder, reads, marks=marks, id=f"{task}-{encoder}")
+
+
+_prepared: dict = {}  # the last task's prepared data: its pairs run one after another
+
+
+def _prepare_once(task: str, cfg):
+    if _prepared.get("task") != task:
+        _prepared.clear()
+        _prepared.update(task=task, data=prepare(cfg))
+    return _prepared["data"]
+
+
+@pytest.mark.parametrize("task, encoder, reads_data", list(_smoke_pairs()))
+def test_smoke_run(task, encoder, reads_data, tmp_path, request, monkeypatch):
+    """Every task trains a few batches with every encoder (one test per pair: a failing
+    encoder hides no other); a causal head refuses a bidirectional encoder."""
+    # embedding.min_coverage=0: the fixtures' stand-in GloVe file (36 words) covers 9-25% of their vocabularies
+    overrides = [f"task={task}", f"encoder={encoder}", "trainer=smoke", f"paths.runs_dir={tmp_path}", "embedding.min_coverage=0"]
+    if reads_data:
+        monkeypatch.setenv("RNNBENCH_DATA", str(request.getfixturevalue("real_data")))  # skips if absent
+    cfg = compose_config(overrides)  # paths.data_dir reads RNNBENCH_DATA
+    reader = build_reader(cfg.task.reader)
+    assert reads_data == bool(reader.files or reader.hub_id or cfg.embedding.path), f"{task}: _reads_data_folder is wrong"
+    if reader.files and (task in FIXTURE_TASKS or any(not p.exists() for p in reader.input_paths(Path(cfg.paths.data_dir)))):
+        # a dataset absent from the development data: its fixture in the original format
+        monkeypatch.setenv("RNNBENCH_DATA", str(FIXTURE_DATA))
+        cfg = compose_config(overrides)
+        assert all(p.exists() for p in reader.input_paths(FIXTURE_DATA)), f"{task}: neither real nor fixture files"
+    if "hidden_size" in cfg.encoder:  # small encoders: this checks wiring, not learning
+        cfg.encoder.hidden_size = 16
+    data = _prepare_once(task, cfg)
+    run_dir = Path(tmp_path) / encoder
+    run_dir.mkdir()
+    if _needs_causal(cfg) and not _is_causal(cfg):
+        with pytest.raises(ConfigError, match="causal"):
+            fit(cfg, run_dir, say=lambda _: None, data=data)
+        return
+    record = fit(cfg, run_dir, say=lambda _: None, data=data)
+    metric = cfg.task.select_metric
+    assert math.isfinite(record["test"][metric]), (task, encoder)
+    if cfg.task.get("select_mode", "max") == "max":
+        assert 0.0 <= record["test"][metric] <= 1.0, (task, encoder)
+    assert (run_dir / "predictions.jsonl").read_text().count("\n") > 0
+
+
+def test_the_language_models_have_a_causal_encoder():
+    """A causal head refuses every bidirectional encoder, and the smoke runs count that refusal
+    as a pass: without a causal encoder no language-model task would train at all."""
+    heads = {t: _task_yaml(t)["task"]["head"]["_target_"] for t in TASKS}
+    assert {t for t, head in heads.items() if get_class(head).requires_causal_encoder} >= {"ptb_char", "text8"}
+    assert any(_is_causal(compose_config([f"encoder={e}"])) for e in ENCODERS)
 
 
 def _needs_causal(cfg) -> bool:
-    from hydra.utils import get_class
-
     return get_class(cfg.task.head._target_).requires_causal_encoder
 
 

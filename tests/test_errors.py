@@ -1,6 +1,8 @@
 """User mistakes get one clear message, not a stack trace."""
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import run_train_py
 
 
@@ -34,6 +36,7 @@ def test_wrong_value_type_is_refused():
     assert result.returncode != 0 and "epochs" in out and "Traceback" not in out
 
 
+@pytest.mark.slow  # a train.py process that prepares data
 def test_missing_dataset_names_files_directory_and_source(tmp_path):
     result = run_train_py(["task=trec", "trainer=smoke", f"paths.runs_dir={tmp_path}"], env_extra={"RNNBENCH_DATA": str(tmp_path / "nodata")})
     assert result.returncode == 2

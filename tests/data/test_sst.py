@@ -139,6 +139,7 @@ def test_classes_must_be_5_or_2():
         SSTReader(classes=3)
 
 
+@pytest.mark.slow  # parses all 11,855 trees twice (files and cache): half a minute
 def test_real_data_counts(real_data, tmp_path):
     sizes = {s: len(r) for s, r in SSTReader().load(real_data).items()}
     assert sizes == {"train": 8544, "dev": 1101, "test": 2210}

@@ -106,6 +106,7 @@ def test_missing_files_are_named(tmp_path):
     assert "wikiqa/WikiQA-train.tsv" in str(err.value) and "WikiQA" in str(err.value)
 
 
+@pytest.mark.slow
 def test_real_data_counts(real_data):
     """MANIFEST: train 20,360 pairs / 2,118 questions (1,040 correct); with at least one correct
     candidate train 873 / dev 126 / test 243 questions; all pairs: dev 2,733 / 296, test 6,165 / 633.

@@ -16,6 +16,8 @@ import pytest
 from rnnbench.encoders.build import known_encoders
 from tests.helpers import run_train_py
 
+pytestmark = pytest.mark.slow  # a train.py process per encoder, up to a whole epoch
+
 
 @pytest.mark.parametrize("encoder", known_encoders())
 def test_encoder_trains_on_trec_and_loss_falls(encoder, tmp_path, real_data):

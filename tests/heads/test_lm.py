@@ -127,6 +127,7 @@ def test_the_builder_refuses_a_bidirectional_encoder(encoder):
     assert isinstance(build_model(causal, data).head, LanguageModelHead)
 
 
+@pytest.mark.slow
 def test_lstm1_learns_ptb_characters_in_a_few_dozen_batches(real_data, tmp_path, monkeypatch):
     """Real data: after 40 batches the dev BPC is a bit or more below the uniform log2(50) = 5.64 (3.93 here)."""
     from rnnbench.training.loop import fit

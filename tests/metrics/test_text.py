@@ -115,6 +115,7 @@ def test_metrics_of_no_examples_are_zero():
 
 
 @needs_java
+@pytest.mark.slow  # starts a JVM
 def test_meteor_runs_meteor_1_5_in_java():
     """METEOR 1.5 (one JVM for every call of the process): exact answers score near 1, disjoint ones 0,
     a partial answer in between; the run note names the Java implementation."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 from rnnbench.run import train
@@ -21,6 +22,10 @@ def test_same_seed_same_metrics_different_seed_different_run(tmp_path):
     assert a["test"] == b["test"] and a["history"][-1]["dev_loss"] == b["history"][-1]["dev_loss"]
     c = train(smoke_config(tmp_path / "a", *TINY, "trainer.epochs=2", "seed=2"), say=_quiet)
     assert c["identity"] != a["identity"] and c["history"][-1]["dev_loss"] != a["history"][-1]["dev_loss"]
+    # It learns: after one epoch the dev loss is below uniform guessing over the ten digits
+    # (ln 10 = 2.303; measured 2.227, and 2.316 with lr 0), and both losses fall in the second.
+    first, second = a["history"]
+    assert first["dev_loss"] < math.log(10) and second["dev_loss"] < first["dev_loss"] and second["train_loss"] < first["train_loss"]
 
 
 def test_early_stopping_and_best_epoch(tmp_path):
@@ -36,4 +41,6 @@ def test_csv_logger_writes_each_epoch_and_wandb_runs_disabled(tmp_path, monkeypa
     assert len([r for r in rows if r["name"] == "test_accuracy"]) == 1
     monkeypatch.setenv("WANDB_MODE", "disabled")
     rec = train(smoke_config(tmp_path / "w", *TINY, "logger=wandb"), say=_quiet)
-    assert rec["test"]["accuracy"] >= 0
+    plain = train(smoke_config(tmp_path / "n", *TINY), say=_quiet)  # no logger: a logger changes no number
+    untimed = [[{k: v for k, v in h.items() if "seconds" not in k} for h in r["history"]] for r in (rec, plain)]
+    assert rec["test"] == plain["test"] and untimed[0] == untimed[1]

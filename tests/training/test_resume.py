@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 from tests.helpers import REPO, run_train_py
+
+pytestmark = pytest.mark.slow  # train.py processes, killed and resumed
 
 # Picking task, small: 2 epochs of 100 batches, a checkpoint every 10 batches.
 ARGS = [

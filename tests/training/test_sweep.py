@@ -5,6 +5,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from rnnbench.results.records import append_index
 from tests.helpers import run_train_py
 
@@ -15,6 +17,7 @@ def _index(runs: Path) -> list[dict]:
     return [json.loads(line) for line in (runs / "records.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow  # a train.py sweep
 def test_sweep_twice_runs_each_job_once_and_parallel_jobs_keep_both_records(tmp_path):
     runs = tmp_path / "runs"
     args = ["-m", "encoder=bilstm,lstm1", "seed=1,2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"paths.runs_dir={runs}", *SMALL]
@@ -53,6 +56,7 @@ def _summary(result) -> str:
     return line
 
 
+@pytest.mark.slow  # a train.py sweep
 def test_a_failing_joblib_job_does_not_stop_its_neighbour(tmp_path):
     """SearchQA is missing: its job fails, the picking job beside it finishes; exit status 1."""
     runs = tmp_path / "runs"
@@ -65,6 +69,7 @@ def test_a_failing_joblib_job_does_not_stop_its_neighbour(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow  # a train.py sweep
 def test_a_locked_run_is_skipped_and_the_sweep_goes_on(tmp_path):
     from filelock import FileLock
 
@@ -82,6 +87,7 @@ def test_a_locked_run_is_skipped_and_the_sweep_goes_on(tmp_path):
     assert not (locked / "done").exists() and len(list(runs.glob("picking/bilstm/s2-*/done"))) == 1
 
 
+@pytest.mark.slow  # a train.py sweep
 def test_two_joblib_jobs_for_the_same_run_train_it_once_and_both_succeed(tmp_path):
     """The same run twice in one parallel sweep: one trains it, the other skips or finds it done."""
     runs = tmp_path / "runs"
