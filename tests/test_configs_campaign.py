@@ -1,0 +1,194 @@
+"""The reproduction campaign's configs (issue 15): task defaults on complete data with named partial
+variants, a one-line error when the complete data is missing, the table experiments' protocol and
+footnotes, the LSTM baseline rows and the make targets. (tests/test_configs.py composes every task and
+experiment and smoke-runs every task with every encoder, the new ones included.)"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.data.prepare import build_reader
+from rnnbench.errors import DatasetMissingError
+from rnnbench.results.identity import identity_config
+from rnnbench.results.tables import paper_table
+
+REPO = CONF_DIR.parent
+FIXTURE_DATA = REPO / "tests" / "fixtures" / "data"
+EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+
+
+def _experiment(name: str):
+    return compose_config([f"experiment={name}"], return_hydra_config=True)
+
+
+def _flatten(node, prefix=()) -> dict:
+    if isinstance(node, dict):
+        return {k: v for key, value in node.items() for k, v in _flatten(value, (*prefix, key)).items()}
+    return {prefix: node}
+
+
+# task -> (the complete-data reader settings, its partial variant's, the files the partial copy lacks)
+FULL_AND_PARTIAL = {
+    "snli": ({"train_file": "snli/snli_1.0_train.jsonl"}, {"train_file": "snli/snli_1.0_train.first1024.jsonl"},
+             ["snli/snli_1.0_train.jsonl"]),
+    "scitail": ({"format": "tsv", "train_from_dev": None}, {"format": "qnn", "train_from_dev": 0.8},
+                [f"scitail/SciTailV1.1/tsv_format/scitail_1.0_{s}.tsv" for s in ("train", "dev", "test")]),
+    "trecqa": ({"train_split": "train-all"}, {"train_split": "train"}, ["trecqa/castorini_format/train-all/b.toks"]),
+}
+
+
+@pytest.mark.parametrize("task", sorted(FULL_AND_PARTIAL))
+def test_defaults_are_the_complete_data_and_the_partial_variant_differs_only_in_its_data(task):
+    full_settings, partial_settings, _ = FULL_AND_PARTIAL[task]
+    full, partial = compose_config([f"task={task}"]), compose_config([f"task={task}_partial"])
+    assert {k: full.task.reader[k] for k in full_settings} == full_settings
+    assert {k: partial.task.reader[k] for k in partial_settings} == partial_settings
+    assert partial.task.name == task  # the same task: its runs are filed and tabled as the task's
+    a, b = _flatten(identity_config(full)), _flatten(identity_config(partial))
+    assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {("task", "reader", k) for k in partial_settings}
+
+
+def _partial_copy(task: str, root: Path) -> Path:
+    """The fixture files less those this machine's partial copy lacks."""
+    _, _, lacking = FULL_AND_PARTIAL[task]
+    shutil.copytree(FIXTURE_DATA / task, root / task)
+    for name in lacking:
+        (root / name).unlink()
+    return root
+
+
+@pytest.mark.parametrize("task", sorted(FULL_AND_PARTIAL))
+def test_missing_complete_data_is_one_line_naming_the_files_and_where_to_get_them(task, tmp_path):
+    root = _partial_copy(task, tmp_path)
+    _, _, lacking = FULL_AND_PARTIAL[task]
+    reader = build_reader(compose_config([f"task={task}"]).task.reader)
+    with pytest.raises(DatasetMissingError) as err:
+        reader.load(root)
+    message = str(err.value)
+    assert "\n" not in message and all(name in message for name in lacking) and str(root) in message
+    assert {"snli": "nlp.stanford.edu/projects/snli", "scitail": "allenai.org/data/scitail",
+            "trecqa": "train_split=train"}[task] in message  # where to get it (TrecQA: and how to do without)
+
+
+def test_the_complete_data_defaults_read_their_fixture_files():
+    for task in FULL_AND_PARTIAL:
+        splits = build_reader(compose_config([f"task={task}"]).task.reader).load(FIXTURE_DATA)
+        assert all(splits[s] for s in ("train", "dev", "test")), task
+
+
+@pytest.mark.parametrize("experiment, task, named", [
+    ("rcrn_table6", "snli_partial", "snli_partial"),
+    ("rcrn_table7", "scitail_partial", "scitail_partial"),
+    ("rcrn_table8_trecqa", "trecqa_partial", "trecqa_partial"),
+    ("rcrn_table8_trecqa_ap", "trecqa_partial", "trecqa_partial"),
+])
+def test_tables_here_use_the_partial_variants_and_say_so(experiment, task, named):
+    cfg, variant = _experiment(experiment), compose_config([f"task={task}"])
+    assert cfg.task.reader == variant.task.reader
+    assert named in cfg.table.data_note
+
+
+@pytest.mark.parametrize("experiment", ["rcrn_table2", "rcrn_table3", "lstm_odyssey_table1_baseline"])
+def test_sst_tables_say_they_train_on_sentences_and_how_to_train_on_phrases(experiment):
+    cfg = _experiment(experiment)
+    assert cfg.task.reader.phrases is False
+    assert "sentences only" in cfg.table.data_note and "task.reader.phrases=true" in cfg.table.data_note
+
+
+CAMPAIGN = [e for e in EXPERIMENTS if re.match(r"(rcrn_table[1234678]|lstm_odyssey_table[12])", e)]
+
+
+@pytest.mark.parametrize("experiment", CAMPAIGN)
+def test_campaign_experiments_fix_threads_and_state_their_protocol(experiment):
+    cfg = _experiment(experiment)
+    protocol = cfg.table.protocol
+    assert cfg.trainer.num_threads == 1
+    assert len(protocol.seeds) >= 5 and protocol.lr_grid
+    assert str(cfg.hydra.sweeper.params.seed) == ",".join(map(str, protocol.seeds))
+    if cfg.trainer.optimizer == "adam" and experiment.startswith("rcrn"):
+        assert list(protocol.lr_grid) in ([1.0e-3, 4.0e-4, 3.0e-4], [1.0e-3])  # the paper's grid, or its first rate (IMDb budget)
+    if experiment == "rcrn_table2":
+        assert len(protocol.seeds) >= 10
+    if experiment == "rcrn_table3":
+        assert len(protocol.seeds) >= 15
+
+
+@pytest.mark.parametrize("task", ["sst5", "sst2", "imdb", "snli", "scitail", "trecqa", "wikiqa", "amazon_MR"])
+def test_tasks_train_to_convergence_by_default(task):
+    trainer = compose_config([f"task={task}"]).trainer
+    assert (trainer.epochs, trainer.patience) == (50, 4)
+
+
+def test_amazon_experiments_fill_every_domain_column_once():
+    columns = [_experiment(e).table.column for e in EXPERIMENTS if e.startswith("rcrn_table1_")]
+    registry = set(paper_table("rcrn_table1")["rows"][0]["values"]) - {"Macro Avg"}
+    assert sorted(columns) == sorted(registry)
+
+
+def _rows_filled(table: str) -> dict[tuple[str, str | None], str]:
+    filled = {}
+    for e in EXPERIMENTS:
+        if e.startswith(f"{table}_"):
+            cfg = _experiment(e)
+            for encoder in str(cfg.hydra.sweeper.params.encoder).split(","):
+                assert (encoder, cfg.table.variant) not in filled, (e, filled.get((encoder, cfg.table.variant)))
+                filled[(encoder, cfg.table.variant)] = e
+    return filled
+
+
+@pytest.mark.parametrize("table", ["lstm_odyssey_table1", "lstm_odyssey_table2"])
+def test_every_lstm_baseline_row_is_filled_by_one_experiment(table):
+    filled = _rows_filled(table)
+    for row in paper_table(table)["rows"]:
+        if row.get("encoder"):
+            assert (row["encoder"], row.get("variant")) in filled, row["model"]
+
+
+def test_lstm_baseline_table1_has_a_row_per_trick_each_adding_one_change():
+    """Compounding, as the paper's Figure 4: each row is the row it builds on plus one trick."""
+    def job(e):
+        cfg = _experiment(e)
+        return compose_config([f"experiment={e}", f"encoder={cfg.hydra.sweeper.params.encoder}"])
+
+    base = job("lstm_odyssey_table1_baseline")
+    assert (base.encoder.num_layers, base.encoder.hidden_size, base.encoder.forget_bias, base.encoder.dropout) == (2, 170, 0.0, 0.0)
+    assert (base.task.head.readout, base.task.head.hidden, base.trainer.optimizer, base.trainer.lr) == ("final", 0, "adam", 1.0e-4)
+    steps = {  # experiment: (the row it builds on, {key: value} it changes)
+        "fb": ("baseline", {("encoder", "forget_bias"): 1.0}),
+        "dropout": ("fb", {("encoder", "dropout"): 0.5, ("task", "head", "dropout"): 0.5}),
+        "mc_mean": ("dropout", {("trainer", "mc_dropout_samples"): 60, ("trainer", "mc_dropout_combine"): "mean"}),
+        "mc_vote": ("dropout", {("trainer", "mc_dropout_samples"): 60}),
+        "pool": ("mc_vote", {("task", "head", "embed_avg_pool"): True}),
+        "resv1": ("pool", {("encoder", "residual"): "v1"}),
+        "resv2": ("pool", {("encoder", "residual"): "v2"}),
+        "large": ("dropout", {("encoder", "hidden_size"): 800}),
+    }
+    for name, (parent, change) in steps.items():
+        a, b = _flatten(identity_config(job(f"lstm_odyssey_table1_{parent}"))), _flatten(identity_config(job(f"lstm_odyssey_table1_{name}")))
+        diff = {k: b.get(k) for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+        assert diff == change, name
+    bi = job("lstm_odyssey_table1_bi")
+    assert bi.encoder.name == "2l_bilstm" and bi.encoder.shared_weights and bi.encoder.bidirectional
+
+
+def test_classifier_readout_option_keeps_earlier_identities():
+    """readout: pool (the classification tasks' default) is left out of a run's identity."""
+    for task in ("sst5", "amazon_MR", "trec"):
+        head = identity_config(compose_config([f"task={task}"]))["task"]["head"]
+        assert "readout" not in head
+    head = identity_config(compose_config(["task=sst5", "task.head.readout=final"]))["task"]["head"]
+    assert head["readout"] == "final"
+
+
+@pytest.mark.parametrize("target", ["table-rcrn-1", "table-rcrn-1-small", "table-rcrn-3", "table-rcrn-4",
+                                    "table-odyssey-1", "table-odyssey-1-large", "table-odyssey-2", "table-odyssey-2-large"])
+def test_make_targets_name_existing_experiments(target):
+    text = (REPO / "Makefile").read_text()
+    match = re.search(rf"^{re.escape(target)}: .*?\n((?:\t.*\n)+)", text, re.M)
+    assert match, target
+    named = {w for line in match.group(1).splitlines() for w in line.split()[2:] if not w.startswith("-")}
+    assert named and named <= set(EXPERIMENTS), named - set(EXPERIMENTS)
