@@ -22,6 +22,11 @@ The table is printed and written as the "## Encoders" section of
 results/benchmarks.md (other sections of that file are left as they are).
 ``--clock cpu`` times process CPU time instead of wall time: with one thread on a
 shared machine it leaves out the time other processes hold the core.
+
+The RCRN Table 10 cost table itself (the whole IMDb model around every encoder, training
+and inference, the paper's numbers beside ours, the ledger's evidence) is
+scripts/bench_cost.py (``make table-rcrn-10``); this script times the encoders alone and
+their parts.
 """
 from __future__ import annotations
 
