@@ -1,0 +1,30 @@
+"""scripts/gpu_check.py: its comparison logic on the CPU, and its refusal without CUDA."""
+from __future__ import annotations
+
+import importlib.util
+
+import torch
+
+from rnnbench.compose import CONF_DIR
+
+
+def _gpu_check():
+    spec = importlib.util.spec_from_file_location("gpu_check", CONF_DIR.parent / "scripts" / "gpu_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_without_cuda_it_stops_with_one_line(monkeypatch, capsys):
+    module = _gpu_check()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert module.main([]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no CUDA device" in err[0]
+
+
+def test_the_kernel_comparison_reports_what_ran_and_how_far_apart():
+    module = _gpu_check()
+    same = module.compare_impls(["encoder=rcrn"], "cpu", "cpu")
+    assert same["used"] == {"multi_lstm": "cpu", "gated_scan": "cpu"}
+    assert same["states"] <= module.TOLERANCE and same["grad"] <= module.TOLERANCE
