@@ -28,12 +28,15 @@ def make(name: str, hidden: int = 8):
 
 
 def batch(lengths, seed=0):
+    """Inputs, mask and context; padded positions hold large non-zero garbage, which an
+    encoder must ignore (a zeroed padding would hide an encoder that reads it)."""
     g = torch.Generator().manual_seed(seed)
     T = max(lengths)
     x = torch.randn(len(lengths), T, INPUT, generator=g)
     mask = torch.arange(T).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
-    x = x * mask.unsqueeze(-1)
     context = torch.randn(len(lengths), CONTEXT, generator=g)
+    garbage = 3.0 + 10.0 * torch.randn(x.shape, generator=g)
+    x = torch.where(mask.unsqueeze(-1), x, garbage)
     return x, mask, context
 
 
@@ -53,7 +56,7 @@ def test_shapes_and_zero_padding(name):
 
 @pytest.mark.parametrize("name", ENCODERS)
 def test_padding_invariance(name):
-    """A sequence encodes the same alone as batched with longer ones."""
+    """A sequence encodes the same alone as batched with longer ones (whose padding is garbage)."""
     enc = make(name).eval()
     x, mask, ctx = batch([7, 4, 2], seed=1)
     with torch.no_grad():
@@ -76,6 +79,20 @@ def test_gradients_reach_every_parameter(name):
         loss = loss + extra
     loss.backward()
     assert not parameters_without_gradient(enc)
+
+
+@pytest.mark.parametrize("name", ENCODERS)
+def test_padding_gets_no_gradient_and_changes_nothing(name):
+    """Other garbage at the padding: the same states at real positions, and no gradient reaches it."""
+    enc = make(name).eval()
+    x, mask, ctx = batch([6, 3, 1], seed=4)
+    other = torch.where(mask.unsqueeze(-1), x, -x)
+    x.requires_grad_(True)
+    states = enc(x, mask, ctx).states
+    states.pow(2).sum().backward()
+    assert torch.all(x.grad[~mask] == 0)
+    with torch.no_grad():
+        torch.testing.assert_close(enc(other, mask, ctx).states, states.detach(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", ENCODERS)
