@@ -26,6 +26,8 @@ def _budget(rows: list[dict]) -> str:
     if not rows:
         return ""
     caps = sorted({int(r["epoch_cap"]) for r in rows})
+    if caps == [0]:  # timing rows of a benchmark (RCRN Table 10), not training runs
+        return f"benchmark, {len({int(r['seed']) for r in rows})} rounds"
     lrs = sorted({float(r["lr"]) for r in rows})
     return f"≤{'/'.join(map(str, caps))} epochs, {len(lrs)} lr, {report.cpu_hours(rows):.2f} CPU h"
 
