@@ -1,5 +1,9 @@
-"""The checkpoint schema (TrainState), old checkpoints' dict form, and the optimiser built from config."""
+"""The checkpoint schema (TrainState), old checkpoints' dict form, atomic saves, the RNG round trip,
+resuming from what is on disk, and the optimiser built from config."""
 from __future__ import annotations
+
+import random
+from pathlib import Path
 
 import pytest
 import torch
@@ -48,3 +52,61 @@ def test_optimizer_from_config(name, cls):
     optimizer = build_optimizer(cfg, [torch.nn.Parameter(torch.zeros(2))])
     assert type(optimizer) is cls
     assert optimizer.defaults["lr"] == 0.25 and optimizer.defaults["weight_decay"] == 0.01
+
+
+def test_a_failed_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    """Atomic: a save that dies mid-write (here: after half the file) leaves the last good
+    checkpoint in place and no temporary file."""
+    path = tmp_path / checkpoint.LAST
+    checkpoint.save(path, model={"w": torch.ones(3)})
+    real_save = torch.save
+
+    def half_then_fail(obj, target, *args, **kwargs):
+        real_save(obj, target, *args, **kwargs)
+        Path(target).write_bytes(Path(target).read_bytes()[:100])
+        raise RuntimeError("killed mid-write")
+
+    monkeypatch.setattr(torch, "save", half_then_fail)
+    with pytest.raises(RuntimeError, match="mid-write"):
+        checkpoint.save(path, model={"w": torch.zeros(3)})
+    monkeypatch.undo()
+    assert torch.equal(checkpoint.load(path)["model"]["w"], torch.ones(3))
+    assert [p.name for p in tmp_path.iterdir()] == [checkpoint.LAST]
+
+
+def test_the_rng_state_round_trips_through_a_checkpoint(tmp_path):
+    """Resuming restores torch's and Python's generators: the draws after the save repeat."""
+    torch.manual_seed(5)
+    random.seed(5)
+    checkpoint.save(tmp_path / checkpoint.LAST, rng=checkpoint.rng_state())
+    expected = (torch.rand(4), random.random())
+    torch.manual_seed(6)
+    random.seed(6)
+    checkpoint.set_rng_state(checkpoint.load(tmp_path / checkpoint.LAST, map_location="cpu")["rng"])
+    again = (torch.rand(4), random.random())
+    assert torch.equal(again[0], expected[0]) and again[1] == expected[1]
+
+
+def _resumable(run_dir: Path, best_epoch: int) -> None:
+    model = torch.nn.Linear(2, 2)
+    checkpoint.save_last(run_dir, model, torch.optim.SGD(model.parameters(), lr=0.1), TrainState(epoch=1, best_epoch=best_epoch),
+                         rng=checkpoint.rng_state())
+
+
+def test_load_for_resume(tmp_path):
+    """None without a checkpoint; the checkpoint when complete; moved aside with one warning
+    line (and None: restart) when it lacks a resume key or the best weights it names."""
+    said = []
+    assert checkpoint.load_for_resume(tmp_path, say=said.append) is None and said == []
+    _resumable(tmp_path, best_epoch=-1)
+    saved = checkpoint.load_for_resume(tmp_path, say=said.append)
+    assert TrainState.from_dict(saved["state"]).epoch == 1 and said == []
+
+    _resumable(tmp_path, best_epoch=1)  # best epoch 1 but no best.pt
+    assert checkpoint.load_for_resume(tmp_path, say=said.append) is None
+    assert len(said) == 1 and "best.pt" in said[0] and "restarting" in said[0]
+    assert not (tmp_path / checkpoint.LAST).exists() and len(list(tmp_path.glob("last.pt.damaged-*"))) == 1
+
+    checkpoint.save(tmp_path / checkpoint.LAST, model={}, state={})  # no optimizer, no rng
+    assert checkpoint.load_for_resume(tmp_path, say=said.append) is None
+    assert len(said) == 2 and "not a resumable checkpoint (no optimizer, rng)" in said[1]
