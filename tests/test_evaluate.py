@@ -163,6 +163,7 @@ def test_load_gives_a_model_ready_for_new_inputs(three_formats):
         loaded.predict([{"words": ["1"], "question": 1}])
 
 
+@pytest.mark.slow  # two evaluate.py processes
 def test_evaluate_py_prints_one_line_errors_and_scores(three_formats):
     folders, record = three_formats
     run = [sys.executable, str(REPO / "evaluate.py")]

@@ -29,6 +29,7 @@ def _section(md: str, title: str) -> str:
     return md.split(title, 1)[1].split("\n## ", 1)[0]
 
 
+@pytest.mark.slow  # times three encoders at two lengths
 def test_a_short_run_writes_the_table_the_evidence_and_the_plot(bench, tmp_path, capsys):
     out = tmp_path / "results"
     assert bench.main(["--lengths", "16", "32", "--repeats", "2", "--encoders", "bilstm", "rcrn", "sru", "--out", str(out)]) == 0
