@@ -25,8 +25,13 @@ install: $(STAMP)  ## create .venv with torch 2.13.0 (CPU) and rnnbench (editabl
 run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no download, ~3 min)
 	$(PY) train.py
 
+# tests/conftest.py sets the tests' environment (TRITON_INTERPRET, WANDB_MODE, offline hub).
+# --dist loadgroup: each task's smoke runs stay on one worker, which prepares its data once.
 test: $(STAMP)  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
-	TRITON_INTERPRET=1 WANDB_MODE=disabled $(PY) -m pytest -q -n 2 --dist load
+	$(PY) -m pytest -q -n 2 --dist loadgroup
+
+test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs): ~2 min
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 
 gpu-check: $(STAMP)  ## on a CUDA machine: Triton kernels vs reference on the GPU, a short run of every encoder, the cost table; writes results/gpu.md
 	$(PY) scripts/gpu_check.py
