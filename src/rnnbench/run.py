@@ -18,7 +18,7 @@ from rnnbench.config import validate
 from rnnbench.errors import DiskFullError, OutputNotWritable, RunInProgress, RunInterrupted
 from rnnbench.results.identity import run_dir as run_dir_of
 from rnnbench.results.records import DONE, RECORD, ensure_indexed, is_disk_full, read_record, remove_temporaries, write_json_atomic
-from rnnbench.training import checkpoint
+from rnnbench.training import checkpoint, distributed
 from rnnbench.training.loop import fit
 
 LOCK = ".lock"
@@ -49,7 +49,36 @@ def _remove_if_only_lock(run_dir: Path, runs_dir: Path) -> None:
 
 def train_outcome(cfg: DictConfig, say=say_flushed) -> tuple[str, dict]:
     """("done", record) for a run finished earlier, ("ran", record) for one trained now.
-    Raises RunInProgress when another process holds the run's lock."""
+    Raises RunInProgress when another process holds the run's lock.
+
+    Under torchrun, rank 0 does all of this (lock, record, index) and tells the other ranks
+    whether to train with it (``_follow``)."""
+    dist = distributed.setup(str(cfg.trainer.device))
+    if not dist.enabled:
+        return _train_outcome(cfg, say)
+    if not dist.main:
+        return _follow(cfg, dist)
+    told = []
+
+    def tell(decision: str) -> None:
+        if not told:
+            told.append(distributed.broadcast(decision, dist))
+
+    try:
+        return _train_outcome(cfg, say, before_training=lambda: tell("train"))
+    finally:
+        tell("skip")  # done earlier, locked or refused: the other ranks stop too
+
+
+def _follow(cfg: DictConfig, dist) -> tuple[str, dict]:
+    """A rank other than 0: train with rank 0 when it says so, writing nothing."""
+    if distributed.broadcast(None, dist) != "train":
+        return "done", {"test": {cfg.task.select_metric: None}}
+    with checkpoint.deferred_interrupts():
+        return "ran", fit(cfg, run_dir_of(cfg), lambda _: None)
+
+
+def _train_outcome(cfg: DictConfig, say=say_flushed, before_training=lambda: None) -> tuple[str, dict]:
     validate(cfg)
     run_dir = run_dir_of(cfg)
     record = read_record(run_dir, index=index_of(cfg), allow_smoke=True, say=say)
@@ -70,6 +99,7 @@ def train_outcome(cfg: DictConfig, say=say_flushed) -> tuple[str, dict]:
         raise OutputNotWritable(f"cannot create {run_dir} ({exc.strerror or exc}); set paths.runs_dir to a writable folder") from None
     try:
         try:
+            before_training()
             with checkpoint.deferred_interrupts():
                 record = fit(cfg, run_dir, say)
             write_json_atomic(run_dir / RECORD, record)

@@ -77,6 +77,7 @@ def build_record(
     data: dict,
     metric_implementations: dict,
     kernel_implementations: dict,
+    world_size: int = 1,
     extra: dict | None = None,
 ) -> dict:
     """The record of a finished run, from plain values (see the module docstring)."""
@@ -110,6 +111,7 @@ def build_record(
         "peak_memory_mb": peak_memory_mb(device),
         # max_eval_batches scores part of the test split: a smoke run, which tables refuse
         "test_examples_scored": test_predicted, "smoke": test_predicted < test_examples,
+        "world_size": world_size,  # processes that trained the run together (torchrun); 1 = one process
         "hardware": hardware(device),
         "data": data,
         **(extra or {}),

@@ -69,3 +69,20 @@ def score(task_cfg, predictions: list, records: list[dict]) -> dict[str, float]:
     """The task's metrics (and their subsets) over raw ``records``, aligned with ``predictions``."""
     subsets = task_cfg.get("metric_subsets") or {}
     return metric_score(list(task_cfg.metrics), predictions, records, dict(subsets))
+
+
+def gather_predictions(parts: list[tuple]) -> tuple:
+    """Put together ``predict``'s results of every rank (each predicted its share of the
+    batches): predictions in record order, the mean loss and stats over all examples."""
+    if len(parts) == 1:
+        return parts[0]
+    predictions: dict[int, object] = {}
+    total_loss, count, stats = 0.0, 0, {}
+    for preds, order, loss, part_stats in parts:
+        predictions.update(zip(order, preds))
+        total_loss += loss * len(order)
+        count += len(order)
+        for k, v in part_stats.items():
+            stats[k] = stats.get(k, 0.0) + v * len(order)
+    order = sorted(predictions)
+    return [predictions[i] for i in order], order, total_loss / max(count, 1), {k: v / max(count, 1) for k, v in stats.items()}

@@ -9,9 +9,13 @@ resumed run replays exactly what is missing.
 
 The training step does not wait for the device: losses stay on it and are read back
 (``_Losses.flush``) only at logging steps, checkpoints and the end of the epoch.
+
+Under ``torchrun`` (``distributed.py``) every rank runs this same code on its share of
+each batch; rank 0 alone writes files and logs.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +33,11 @@ from rnnbench.metrics import implementations as metric_implementations
 from rnnbench.progress import progress_bar
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.results.run_record import build_record
-from rnnbench.training import checkpoint
+from rnnbench.training import checkpoint, distributed
 from rnnbench.training.checkpoint import TrainState
-from rnnbench.training.evaluate import predict, score
-from rnnbench.training.loggers import make_logger
+from rnnbench.training.distributed import Dist
+from rnnbench.training.evaluate import gather_predictions, predict, score
+from rnnbench.training.loggers import NullLogger, make_logger
 from rnnbench.training.model import TaskModel, build_model
 from rnnbench.training.precision import Precision, keep_encoder_float32
 
@@ -49,10 +54,11 @@ def build_optimizer(cfg: DictConfig, params) -> torch.optim.Optimizer:
     return partial(params)
 
 
-def _device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+def _device(name: str, dist: Dist) -> torch.device:
+    cuda = torch.cuda.is_available() if name == "auto" else name == "cuda"
+    if not cuda:
+        return torch.device("cpu")
+    return torch.device("cuda", dist.local_rank) if dist.enabled else torch.device("cuda")
 
 
 def _truncated(splits: dict, fields: list[str], limit: int | None) -> dict:
@@ -70,15 +76,22 @@ class Run:
     data: TaskData
     splits: dict  # train/dev/test records, truncated to trainer.truncate
     model: TaskModel
+    train_model: torch.nn.Module  # what the training step calls: the model, or its DDP wrapper
     optimizer: torch.optim.Optimizer
     device: torch.device
     precision: Precision  # autocast for the forward pass, the fp16 gradient scaler
+    dist: Dist  # this process's rank among those training the run (rank 0 of 1 without torchrun)
     logger: object
     say: object
 
     def save_last(self, state: TrainState) -> None:
+        """``last.pt``, written by rank 0; every rank's RNG state goes in (a collective: all ranks call it)."""
+        rngs = distributed.all_gather(checkpoint.rng_state(), self.dist)
         extra = {"scaler": self.precision.state_dict()} if self.precision.scaler else {}
-        checkpoint.save_last(self.run_dir, self.model, self.optimizer, state, rng=checkpoint.rng_state(), **extra)
+        if self.dist.enabled:
+            extra["rng_ranks"] = rngs
+        if self.dist.main:
+            checkpoint.save_last(self.run_dir, self.model, self.optimizer, state, rng=rngs[0], **extra)
 
 
 class _Losses:
@@ -94,11 +107,13 @@ class _Losses:
 
     def flush(self, run: Run, state: TrainState) -> None:
         """Append the pending task losses to ``state.losses`` (one host synchronisation);
-        a non-finite loss stops the run, naming the first batch that had one."""
+        a non-finite loss stops the run, naming the first batch that had one. Several ranks:
+        each added its weighted share, summed here into the whole batch's loss."""
         if not self.task:
             return
-        task = torch.stack(self.task).tolist()
-        finite = torch.isfinite(torch.stack(self.task)) & torch.isfinite(torch.stack(self.total))
+        losses = distributed.all_reduce_sum(torch.stack([torch.stack(self.task).float(), torch.stack(self.total).float()]), run.dist)
+        task = losses[0].tolist() if run.dist.enabled else torch.stack(self.task).tolist()
+        finite = torch.isfinite(losses).all(0)
         first_batch = state.batch - len(task)  # batches finished before the pending ones
         self.task, self.total = [], []
         if not bool(finite.all()):
@@ -120,25 +135,31 @@ def train_epoch(run: Run, state: TrainState) -> float:
         raise ConfigError(f"{cfg.task.name}: epoch {epoch + 1} has no training batches ({len(examples)} training examples); check the training split")
     log_every = run.cfg.logger.get("log_every_n_steps") or 0  # 0: per epoch only
     params = [p for p in model.parameters()]
+    dist = run.dist
     pending = _Losses()
     model.train()
     started = time.perf_counter()
-    bar = progress_bar(batches[state.batch :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state.batch, total=len(batches), disable=not t.progress, leave=False)
+    bar = progress_bar(batches[state.batch :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state.batch, total=len(batches),
+                       disable=not t.progress or not dist.main, leave=False)
     for idx in bar:
-        cpu_batch = collate([examples[i] for i in idx], fields)
+        part, weight = distributed.shard(idx, dist)  # this rank's share of the batch (all of it on one process)
         with run.precision.autocast():
-            out, loss = model(to_device(cpu_batch, run.device))
+            out, loss = run.train_model(to_device(collate([examples[i] for i in part], fields), run.device))
+        task_loss = out.loss  # the task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
+        if dist.enabled:  # DDP averages the ranks' gradients: weighted by each rank's share, that is the batch mean's
+            task_loss, loss = task_loss * (weight / dist.world), loss * weight
         run.optimizer.zero_grad(set_to_none=True)
         run.precision.backward(loss)
         run.precision.step(run.optimizer, params, t.grad_clip)  # clip, then step
-        # The task loss alone: the total adds encoder terms (MZU disagreement, FHE policy)
-        pending.add(out.loss, loss)
-        state.tokens += int(sum(cpu_batch[f"{f}_mask"].sum() for f in fields))  # counted on the host copy
+        pending.add(task_loss, loss / dist.world)  # summed over ranks at the next flush
+        state.tokens += sum(len(examples[i][f]) for i in idx for f in fields)  # the whole batch's real positions
         state.batch += 1
         state.step += 1
         log_now = bool(log_every) and state.step % log_every == 0
         saving = state.batch % t.checkpoint_every == 0
         stopping = checkpoint.stop_requested()  # Ctrl-C: save at this batch boundary and stop
+        if dist.enabled:  # several ranks agree on it where they synchronise anyway: checkpoints and logging steps
+            stopping = distributed.any_rank(stopping, dist) if log_now or saving else False
         if log_now or saving or stopping:
             pending.flush(run, state)
         if log_now:
@@ -172,8 +193,9 @@ def evaluate(run: Run, split: str, mc_dropout: bool = False) -> Evaluation:
     t = run.cfg.trainer
     mc = (t.mc_dropout_samples, t.mc_dropout_combine) if mc_dropout else (0, "vote")
     started = time.perf_counter()
-    preds, order, loss, stats = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc,
-                                        autocast=run.precision.autocast)
+    part = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc,
+                   autocast=run.precision.autocast, rank=run.dist.rank, world=run.dist.world)
+    preds, order, loss, stats = gather_predictions(distributed.all_gather(part, run.dist))  # each rank predicted a share
     seconds = time.perf_counter() - started
     scores = score(run.cfg.task, preds, [run.data.raw[split][i] for i in order])
     return Evaluation(preds, order, scores, loss, stats, seconds)
@@ -198,7 +220,8 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
             f"{' *best*' if improved else ''}; {seconds:.1f}s")
     if improved:
         state.best, state.best_epoch, state.bad_epochs, state.best_dev = value, state.epoch + 1, 0, dev_scores
-        checkpoint.save(run.run_dir / checkpoint.BEST, model=run.model.state_dict())
+        if run.dist.main:
+            checkpoint.save(run.run_dir / checkpoint.BEST, model=run.model.state_dict())
     else:
         state.bad_epochs += 1
     state.epoch += 1
@@ -209,14 +232,43 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
 def test_best(run: Run) -> Evaluation:
     """Test once, with the best dev epoch's weights; write the predictions file."""
     raw_test = run.data.raw["test"]
+    distributed.barrier(run.dist)  # rank 0 has written best.pt
     run.model.load_state_dict(checkpoint.load(run.run_dir / checkpoint.BEST, run.device)["model"])
     torch.manual_seed(run.cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
     test = evaluate(run, "test", mc_dropout=True)
-    write_lines_atomic(
-        run.run_dir / PREDICTIONS,
-        [{"id": raw_test[i]["id"], **run.model.head.prediction_entry(p, raw_test[i], run.data.label_names)} for i, p in zip(test.order, test.predictions)],
-    )
+    if run.dist.main:
+        write_lines_atomic(
+            run.run_dir / PREDICTIONS,
+            [{"id": raw_test[i]["id"], **run.model.head.prediction_entry(p, raw_test[i], run.data.label_names)} for i, p in zip(test.order, test.predictions)],
+        )
     return test
+
+
+def resume(run: Run) -> TrainState:
+    """The state to go on from: ``last.pt``'s, or a fresh one. Rank 0 reads it first (and
+    moves a damaged one aside), then the other ranks read what it kept."""
+    dist, device = run.dist, run.device
+    saved = checkpoint.load_for_resume(run.run_dir, device, run.say) if dist.main else None
+    if distributed.broadcast(saved is not None, dist) and not dist.main:
+        saved = checkpoint.load(run.run_dir / checkpoint.LAST, device)
+    if saved is None:
+        return TrainState()
+    run.model.load_state_dict(saved["model"])
+    run.optimizer.load_state_dict(saved["optimizer"])
+    ranks = saved.get("rng_ranks") or []
+    checkpoint.set_rng_state(ranks[dist.rank] if len(ranks) == dist.world else saved["rng"])
+    run.precision.load_state_dict(saved.get("scaler"))
+    state = TrainState.from_dict(saved["state"])
+    run.say(f"resuming from epoch {state.epoch + 1}, batch {state.batch}")
+    return state
+
+
+def _weights_digest(model: torch.nn.Module) -> str:
+    digest = hashlib.sha256()
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None) -> dict:
@@ -227,7 +279,9 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     t = cfg.trainer
     if t.num_threads:
         torch.set_num_threads(t.num_threads)
-    device = _device(t.device)
+    dist = distributed.current()
+    say = say if dist.main else (lambda _: None)
+    device = _device(str(t.device), dist)
     dispatch.set_default_impl(str(t.kernel_impl))  # what every recurrence kernel runs; the record says what ran
     dispatch.reset_used()
     check_names(cfg.task.metrics)  # a typo in a metric name fails now, not after the first epoch
@@ -240,27 +294,20 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         keep_encoder_float32(model.encoder, device.type)  # the recurrence stays in float32
     optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
     splits = _truncated(data.splits, data.fields, t.truncate)
-    run = Run(cfg, run_dir, data, splits, model, optimizer, device, precision, logger=None, say=say)
+    run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say)
     n_params = model.encoder.num_parameters()
     say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test; "
         f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")
 
-    state = TrainState()
-    saved = checkpoint.load_for_resume(run_dir, device, say)  # a damaged last.pt is moved aside: restart
-    if saved is not None:
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        state = TrainState.from_dict(saved["state"])
-        checkpoint.set_rng_state(saved["rng"])
-        precision.load_state_dict(saved.get("scaler"))
-        say(f"resuming from epoch {state.epoch + 1}, batch {state.batch}")
-
-    run.logger = make_logger(cfg, run_dir, run_dir.name)
+    state = resume(run)  # a damaged last.pt is moved aside: restart
+    run.train_model = distributed.wrap(model, dist, device)
+    if dist.main:
+        run.logger = make_logger(cfg, run_dir, run_dir.name)
     while not state.finished(t.epochs):
         seconds = train_epoch(run, state)
         end_epoch(run, state, seconds, evaluate(run, "dev"))
         run.save_last(state)
-        if checkpoint.stop_requested():
+        if distributed.any_rank(checkpoint.stop_requested(), dist):
             raise RunInterrupted(f"interrupted after epoch {state.epoch}; checkpoint saved: run the same command to resume ({run_dir})")
         if state.stopped:
             say(f"early stop: no dev improvement for {t.patience} epochs")
@@ -276,5 +323,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
         test_scores=test.scores, test_stats=test.stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
         data={"train": len(splits["train"]), "dev": len(splits["dev"]), "test": len(splits["test"]), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
         metric_implementations={k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
-        kernel_implementations=dispatch.implementations_used(),
+        kernel_implementations=dispatch.implementations_used(), world_size=dist.world,
+        # Several ranks: each one's final weights, which DDP keeps equal (a test compares them).
+        extra={"rank_weights": distributed.all_gather(_weights_digest(model), dist)} if dist.enabled else None,
     )
