@@ -1,7 +1,9 @@
 """Every config composes, and every task trains a few batches with every encoder (trainer=smoke).
 
-Each task's data is prepared once and shared by its encoders. Tasks reading
-real files use RNNBENCH_DATA and skip, saying so, only when it is absent.
+One smoke test per (task, encoder) pair, marked slow; each task's data is prepared once
+per process and shared by its encoders (its pairs form one xdist group, so they run on
+one worker). Tasks reading the data folder (files, a hub copy's fallback or GloVe) use
+RNNBENCH_DATA, are marked realdata, and skip, saying so, only when it is absent.
 Datasets that are not in the development data folder at all (SearchQA, text8,
 NarrativeQA's questions, MS MARCO's passages: see ../shared/data/MANIFEST.md)
 run on tiny files in their original format under tests/fixtures/data.
