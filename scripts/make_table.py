@@ -93,7 +93,7 @@ def collect(plans, extra: list[str], built: set[str]) -> tuple[list[dict], list[
     rows, items = [], []
     for experiment, cfg, encoders in plans:
         table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
-        mapping = column_metrics(cfg.table)
+        mapping = column_metrics(cfg.table, cfg)
         variant = cfg.table.variant or ""
         for enc in encoders:
             model = model_name(table, enc, variant or None)
@@ -203,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     has_paper = not table.get("ours_only")
     columns: list[str] = []
     for _, cfg, _ in plans:
-        columns += [c for c in column_metrics(cfg.table) if c not in columns]
-    metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table).values())
+        columns += [c for c in column_metrics(cfg.table, cfg) if c not in columns]
+    metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table, cfg).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
     notes = footnotes(plans, rows)
     stale = stale_runs(plans, rows)

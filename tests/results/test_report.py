@@ -111,3 +111,14 @@ def test_an_equality_claim_on_parameters_is_exact(tmp_path):
         if r["encoder"] == "rcrn":
             r["parameters"] = 1200
     assert claims.evaluate("rcrn_table5", claim, rows, items).verdict == "contradicted"
+
+
+def test_a_column_may_show_an_encoder_statistic(tmp_path):
+    record = _record(tmp_path, "fhe", 1, 0.9, 0.9)
+    record["test_stats"] = {"gate_openness": 0.25}
+    record["history"] = [{"dev_accuracy": 0.8, "gate_openness": 0.5}, {"dev_accuracy": 0.9, "gate_openness": 0.3}]
+    record["best_epoch"] = 2
+    rows = evidence.evidence_rows(record, "FHE", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True)
+    assert [(r["dataset"], r["dev"], r["test"], r["dev_curve"]) for r in rows][1] == ("open", 30.0, 25.0, "50;30")
+    lstm = _record(tmp_path, "lstm1", 1, 0.9, 0.9)  # no gate statistics: no row for that column
+    assert [r["dataset"] for r in evidence.evidence_rows(lstm, "LSTM", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True)] == ["acc"]

@@ -32,12 +32,13 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
     hw = record.get("hardware", {})
     rows = []
     for column, metric in columns.items():
-        dev = record.get("dev", {}).get(metric)
-        curve = [h.get(f"dev_{metric}") for h in record.get("history", [])]
+        dev, test, curve = split_values(record, metric)
+        if test is None:  # a statistic this encoder does not have (gate openness of an LSTM)
+            continue
         rows.append({
             "model": model, "encoder": record["encoder"], "variant": variant or "", "dataset": column, "metric": metric,
             "seed": record["seed"], "lr": trainer["lr"], "phase": phase, "reported": "yes" if reported else "no",
-            "dev": "" if dev is None else dev * scale, "test": record["test"][metric] * scale,
+            "dev": "" if dev is None else dev * scale, "test": test * scale,
             "selected_epoch": record["best_epoch"], "epoch_cap": trainer["epochs"], "epochs_run": record["epochs_run"],
             "seconds_per_epoch": record["seconds_per_epoch"],
             "inference_seconds_per_example": record.get("inference_seconds_per_example", ""),
@@ -48,6 +49,21 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
             "run": Path(record["run_dir"]).name,
         })
     return rows
+
+
+STATS = "stats:"  # a column showing an encoder statistic (FHE's gate openness) instead of a metric
+
+
+def split_values(record: dict, metric: str) -> tuple[float | None, float | None, list[float | None]]:
+    """(dev at the selected epoch, test, dev per epoch) of a metric, or of an encoder statistic
+    named ``stats:<key>`` (test: the test pass's mean, ``test_stats``; dev: the epoch history's)."""
+    history = record.get("history", [])
+    if metric.startswith(STATS):
+        key = metric[len(STATS):]
+        best = record.get("best_epoch", 0)
+        dev = history[best - 1].get(key) if 0 < best <= len(history) else None
+        return dev, record.get("test_stats", {}).get(key), [h.get(key) for h in history]
+    return record.get("dev", {}).get(metric), record["test"][metric], [h.get(f"dev_{metric}") for h in history]
 
 
 def _sort_key(row: dict):

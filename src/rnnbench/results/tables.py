@@ -6,11 +6,13 @@ are not an rnnbench encoder; rows for encoders not built yet say so.
 """
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from omegaconf import OmegaConf
 
 REGISTRY = Path(__file__).resolve().parent / "paper_numbers"
 
@@ -43,11 +45,18 @@ def table_title(table: dict, metrics: list[str], units: str = "") -> str:
     return f"{table['paper'].upper()} Table {table['table']}: {table['caption']} {split}"
 
 
-def column_metrics(table_cfg) -> dict[str, str]:
-    """{paper column: our test metric} of an experiment's ``table`` config."""
-    if table_cfg.get("columns"):
-        return dict(table_cfg.columns)
-    return {table_cfg.column: table_cfg.metric}
+def column_metrics(table_cfg, root=None) -> dict[str, str]:
+    """{paper column: our test metric} of an experiment's ``table`` config. OmegaConf never
+    interpolates dict keys, so ``${...}`` in a column name is resolved here against ``root``
+    (the whole run config), e.g. ``picking/accuracy/len${task.reader.length}``."""
+    if not table_cfg.get("columns"):
+        return {table_cfg.column: table_cfg.metric}
+    out = {}
+    for column, metric in table_cfg.columns.items():
+        if root is not None and "${" in column:
+            column = re.sub(r"\$\{([^}]+)\}", lambda m: str(OmegaConf.select(root, m.group(1))), column)
+        out[column] = metric
+    return out
 
 
 @dataclass
