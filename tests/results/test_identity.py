@@ -64,3 +64,12 @@ def test_the_identity_of_a_fixed_run_is_pinned():
 
 
 PINNED = "ab304b8b847c"
+
+
+def test_a_multi_process_run_has_its_own_identity(tmp_path, monkeypatch):
+    _trec_data(tmp_path / "data")
+    one = run_identity(_cfg(tmp_path))
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert run_identity(_cfg(tmp_path)) == one
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert run_identity(_cfg(tmp_path)) != one

@@ -168,7 +168,11 @@ def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
 
 
 def identity_parts(cfg: DictConfig) -> dict:
-    return {"config": identity_config(cfg), "versions": component_versions(cfg), "data": data_fingerprint(cfg)}
+    parts = {"config": identity_config(cfg), "versions": component_versions(cfg), "data": data_fingerprint(cfg)}
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))  # torchrun: ranks split each batch, so float sums differ
+    if world_size > 1:
+        parts["world_size"] = world_size
+    return parts
 
 
 def run_identity(cfg: DictConfig) -> str:

@@ -10,8 +10,9 @@ the end of the current batch, where a checkpoint is saved (``deferred_interrupts
 Schema of ``last.pt`` (a plain dict, so it loads with nothing but torch): ``model`` and
 ``optimizer`` (state dicts), ``state`` (``TrainState`` as a dict: where the run is),
 ``rng`` (the RNG state of rank 0), and where they apply ``rng_ranks`` (every rank's RNG
-state, multi-GPU runs) and ``scaler`` (the fp16 gradient scaler). ``best.pt`` holds
-``model`` only: the best dev epoch's weights.
+state, multi-GPU runs) and ``scaler`` (the fp16 gradient scaler). ``best.pt`` is
+self-contained (``rnnbench.inference.bundle``): the best dev epoch's weights (``model``), the
+resolved config, the vocabulary and the label names, so ``rnnbench.load`` needs nothing else.
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from omegaconf import DictConfig
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.errors import ConfigError, RunInterrupted, TrainingDiverged
+from rnnbench.inference import bundle
 from rnnbench.kernels import dispatch
 from rnnbench.metrics import check_names
 from rnnbench.metrics import implementations as metric_implementations
@@ -221,9 +222,13 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
     if improved:
         state.best, state.best_epoch, state.bad_epochs, state.best_dev = value, state.epoch + 1, 0, dev_scores
         if run.dist.main:
-            checkpoint.save(run.run_dir / checkpoint.BEST, model=run.model.state_dict())
+            checkpoint.save(run.run_dir / checkpoint.BEST, **bundle(run.model, run.cfg, run.data))  # self-contained: rnnbench.load
     else:
         state.bad_epochs += 1
+    # An encoder may change its objective after a dev score (FHE Table 3 enforces its sparsity penalty once the
+    # dev accuracy is reached): the best epoch is then chosen among the epochs trained with the new objective.
+    if run.model.encoder.on_dev_score(value):
+        state.best, state.bad_epochs = (float("inf") if lower_is_better else float("-inf")), 0
     state.epoch += 1
     state.batch = 0
     state.stopped = bool(t.patience) and state.bad_epochs >= t.patience
