@@ -44,3 +44,16 @@ def test_csv_logger_writes_each_epoch_and_wandb_runs_disabled(tmp_path, monkeypa
     plain = train(smoke_config(tmp_path / "n", *TINY), say=_quiet)  # no logger: a logger changes no number
     untimed = [[{k: v for k, v in h.items() if "seconds" not in k} for h in r["history"]] for r in (rec, plain)]
     assert rec["test"] == plain["test"] and untimed[0] == untimed[1]
+
+
+def test_fhe_table3_schedule_switches_the_penalty_on_after_the_dev_target(tmp_path):
+    """penalty_from_dev_accuracy=0: the first dev score reaches it, so epoch 2 trains with the
+    penalty, and the best epoch is chosen among the penalised epochs only."""
+    from rnnbench.run import train
+    from tests.helpers import smoke_config
+
+    cfg = smoke_config(tmp_path, "task=picking", "encoder=fhe", "encoder.hidden_size=16", "encoder.penalty_from_dev_accuracy=0.0",
+                       "trainer.epochs=2", "trainer.max_eval_batches=null")
+    record = train(cfg, say=lambda *_: None)
+    assert [h["penalty_active"] for h in record["history"]] == [0.0, 1.0]
+    assert record["best_epoch"] == 2 and record["test_stats"]["penalty_active"] == 1.0
