@@ -220,7 +220,8 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     extra: list[str] = []
     if costs:
         extra += cost_markdown(costs, rows, columns, confidence, digits)
-    plot = learning_curves(rows, columns, title, out_dir / "plots" / f"{name}.png")
+    plot = learning_curves(rows, columns, f"{title.split(' (')[0]}: dev score per epoch (mean over seeds, band min to max)",
+                           out_dir / "plots" / f"{name}.png")
     if plot is not None:
         extra += [f"Learning curves (dev, mean over seeds, band min to max): [plots/{name}.png](plots/{name}.png)", ""]
     if paper:
