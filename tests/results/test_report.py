@@ -122,3 +122,18 @@ def test_a_column_may_show_an_encoder_statistic(tmp_path):
     assert [(r["dataset"], r["dev"], r["test"], r["dev_curve"]) for r in rows][1] == ("open", 30.0, 25.0, "50;30")
     lstm = _record(tmp_path, "lstm1", 1, 0.9, 0.9)  # no gate statistics: no row for that column
     assert [r["dataset"] for r in evidence.evidence_rows(lstm, "LSTM", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True)] == ["acc"]
+
+
+def test_a_macro_average_claim_pairs_seeds_over_the_datasets_run_and_adds_a_sign_test():
+    rows = []
+    for d, (dataset, gap) in enumerate((("Apparel", 1.0), ("Baby", 2.0), ("MR", -0.5))):
+        for seed in (1, 2, 3):
+            for encoder, delta in (("rcrn", gap), ("bilstm", 0.0)):
+                rows.append({"encoder": encoder, "variant": "", "dataset": dataset, "reported": "yes", "seed": seed,
+                             "model": encoder, "test": 80.0 + d + seed * 0.1 + delta})
+    claim = {"id": "c", "text": "t", "better": "rcrn", "worse": "bilstm", "column": "Macro Avg"}
+    result = claims.evaluate("rcrn_table1", claim, rows, [])
+    # per seed the macro difference is (1 + 2 - 0.5) / 3 = 0.8333 exactly: the interval is that point
+    assert result.t.mean == pytest.approx(2.5 / 3) and result.t.low == pytest.approx(2.5 / 3) and result.verdict == "reproduced"
+    assert "over the 3 datasets run here (Apparel, Baby, MR)" in result.note and "2 wins, 1 losses, p = 1.000" in result.note
+    assert result.paper[0] is not None  # the paper's Macro Avg of the RCRN row

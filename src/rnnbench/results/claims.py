@@ -58,6 +58,35 @@ def _paper_value(table: dict, name: str, column: str) -> float | None:
     return None
 
 
+def with_macro_average(rows: list[dict], column: str, claim: dict) -> tuple[list[dict], str]:
+    """Rows plus, per model and seed, the mean test score over the datasets both of the claim's
+    models have (a macro average, e.g. RCRN Table 1's over the Amazon domains), and a note
+    with the sign test across those datasets (mean over seeds per dataset)."""
+    def by_dataset(name: str) -> dict[str, dict[int, float]]:
+        encoder, variant = split_row(name)
+        out: dict[str, dict[int, float]] = {}
+        for r in rows:
+            if r["encoder"] == encoder and r["variant"] == variant and r.get("reported") == "yes":
+                out.setdefault(r["dataset"], {})[r["seed"]] = r["test"]
+        return out
+
+    a, b = by_dataset(claim["better"]), by_dataset(claim["worse"])
+    datasets = sorted(set(a) & set(b))
+    if not datasets:
+        return rows, ""
+    extra = []
+    for name, per in ((claim["better"], a), (claim["worse"], b)):
+        encoder, variant = split_row(name)
+        seeds = set.intersection(*(set(per[d]) for d in datasets))
+        for seed in sorted(seeds):
+            extra.append({"encoder": encoder, "variant": variant, "dataset": column, "reported": "yes", "seed": seed,
+                          "model": name, "test": statistics.fmean(per[d][seed] for d in datasets)})
+    wins, losses, p = stats.sign_test([statistics.fmean(a[d].values()) for d in datasets], [statistics.fmean(b[d].values()) for d in datasets])
+    note = (f"macro average over the {len(datasets)} datasets run here ({', '.join(datasets)}); sign test across them: "
+            f"{wins} wins, {losses} losses, p = {p:.3f}")
+    return rows + extra, note
+
+
 def paper_values(table: str, claim: dict) -> tuple[float | None, float | None]:
     """The paper's printed numbers of the claim's (better, worse) rows in its column."""
     registry = paper_table(table)
@@ -88,9 +117,13 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
              samples: int = 10000) -> ClaimResult:
     column, quantity = claim["column"], claim.get("quantity", "test")
     lower = bool(claim.get("lower_is_better", False))
-    better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
     paper = paper_values(table, claim)
-    result = ClaimResult(table, claim, paper, (None, None))
+    note = ""
+    if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
+        rows, note = with_macro_average(rows, column, claim)
+        items = []  # the macro average is over datasets, not items: the seeds' interval and the sign test decide
+    better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
+    result = ClaimResult(table, claim, paper, (None, None), note=note)
     if not better or not worse:
         missing = [n for n, r in ((claim["better"], better), (claim["worse"], worse)) if not r]
         result.note = f"no reported runs of {', '.join(missing)}"
@@ -109,7 +142,7 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
             result.bootstrap = stats.paired_bootstrap(a[0][:, ia], b[0][:, ib], confidence, samples)
     if result.t is None:
         result.verdict = stats.INCONCLUSIVE
-        result.note = f"{len(seeds)} paired seed(s): no interval"
+        result.note = "; ".join(n for n in (note, f"{len(seeds)} paired seed(s): no interval") if n)
         return result
     if claim.get("relation") == "equal":
         result.verdict = equality_verdict(result.t, quantity)
