@@ -87,9 +87,24 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str]) ->
     return 0
 
 
-def collect(plans, extra: list[str], built: set[str]) -> tuple[list[dict], list[dict]]:
+def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
+    """The evaluation of a finished run's checkpoint with reader ``overrides`` (evaluate.py's
+    record beside the run): read if it exists, else computed when ``allowed``."""
+    from rnnbench.inference import _read_run, evaluate_run, evaluation_paths, parse_overrides
+
+    run = Path(record["run_dir"])
+    path, _ = evaluation_paths(run, "test", parse_overrides(list(overrides), _read_run(run).config))
+    if path.exists():
+        return json.loads(path.read_text())
+    if not allowed:
+        return None
+    return evaluate_run(run, "test", list(overrides))[0]
+
+
+def collect(plans, extra: list[str], built: set[str], run: bool = False) -> tuple[list[dict], list[dict]]:
     """Evidence rows of every finished run of the plans' protocol, and per-item test scores
-    of the runs the table reports (the chosen learning rate)."""
+    of the runs the table reports (the chosen learning rate). Columns of ``table.evaluated_columns``
+    come from evaluating the reported runs' checkpoints (computed only when ``run``)."""
     rows, items = [], []
     for experiment, cfg, encoders in plans:
         table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
@@ -108,9 +123,20 @@ def collect(plans, extra: list[str], built: set[str]) -> tuple[list[dict], list[
                 is_reported = lr is not None and job.lr == lr
                 rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
                 predictions = Path(record["run_dir"]) / PREDICTIONS
-                if is_reported and predictions.exists():
-                    for column, metric in mapping.items():
-                        scores = evidence.item_scores(predictions, metric)
+                scored = {column: (metric, predictions) for column, metric in mapping.items()}
+                for column, overrides in (cfg.table.evaluated_columns or {}).items() if is_reported else ():
+                    evaluation = evaluated(record, overrides, run)
+                    if evaluation is None:
+                        continue
+                    metric = str(cfg.table.metric)
+                    row = evidence.evidence_rows(record, model, variant, {column: metric}, cfg.table.scale, job.phase, True)[0]
+                    row.update(test=evaluation["metrics"][metric] * cfg.table.scale, dev="", dev_curve="",
+                               inference_seconds_per_example=evaluation["inference_seconds_per_example"])
+                    rows.append(row)
+                    scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
+                if is_reported:
+                    for column, (metric, path) in scored.items():
+                        scores = evidence.item_scores(path, metric) if path.exists() else None
                         items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v * cfg.table.scale}
                                   for i, v in (scores or {}).items()]
     return rows, items
@@ -190,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     name = first.table.name
     out_dir = Path(first.paths.results_dir)
     csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
-    rows, items = collect(plans, overrides, built)
+    rows, items = collect(plans, overrides, built, run=not args.no_run)
     if rows:
         evidence.write_csv(csv_path, rows)
         if items:
@@ -203,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     has_paper = not table.get("ours_only")
     columns: list[str] = []
     for _, cfg, _ in plans:
-        columns += [c for c in column_metrics(cfg.table, cfg) if c not in columns]
+        columns += [c for c in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})] if c not in columns]
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table, cfg).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
     notes = footnotes(plans, rows)

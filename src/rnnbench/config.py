@@ -147,6 +147,9 @@ class TableConf:
     digits: int = 1  # decimals shown
     caption: Optional[str] = None  # set only for a table no paper printed (our synthetic tasks); name is then ours
     protocol: ProtocolConf = field(default_factory=ProtocolConf)
+    # Columns scored by re-evaluating the reported runs' checkpoints with reader overrides (evaluate.py),
+    # not by training again: {column: [override, ...]}, e.g. FHE Table 4's longer test sequences.
+    evaluated_columns: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass

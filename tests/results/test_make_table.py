@@ -41,3 +41,24 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     shutil.rmtree(tmp_path / "runs")
     assert main(["synthetic_span_copy", "--no-run", *overrides]) == 0
     assert (tmp_path / "results" / "synthetic_span_copy.md").read_text() == md
+
+
+def test_evaluated_columns_score_the_reported_checkpoints_without_training_again(tmp_path, capsys):
+    """FHE Table 4's path: train at one length, then score the same checkpoints on longer inputs."""
+    main = _make_table()
+    overrides = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=lstm1",
+                 "--set", "encoder.hidden_size=8", "--set", "table.protocol.seeds=[1]",
+                 "--set", "task.reader.train_size=64", "--set", "task.reader.dev_size=16", "--set", "task.reader.test_size=16",
+                 "--set", '+table.evaluated_columns.len400=["task.reader.test_length=400"]',
+                 "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    assert main(["fhe_table2", *overrides]) == 0
+    assert capsys.readouterr().out.count("== fhe_table2:") == 1  # one training run; the longer column is an evaluation
+    (run,) = (tmp_path / "runs" / "picking" / "lstm1").glob("s1-*")
+    evaluations = list(run.glob("eval-test-*.json"))
+    assert len(evaluations) == 1 and '"test_length": 400' in evaluations[0].read_text()
+    rows = (tmp_path / "results" / "fhe_table2.csv").read_text().splitlines()
+    assert any(",len400,accuracy,1," in r for r in rows) and any(",picking/accuracy/len100,accuracy,1," in r for r in rows)
+    md = (tmp_path / "results" / "fhe_table2.md").read_text()
+    assert "len400 ours" in md
+    mtime = evaluations[0].stat().st_mtime
+    assert main(["fhe_table2", "--no-run", *overrides]) == 0 and evaluations[0].stat().st_mtime == mtime  # read, not recomputed

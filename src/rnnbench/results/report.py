@@ -178,7 +178,8 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path
     from rnnbench.results.evidence import dev_curve
 
     rep = [r for r in reported(rows) if r.get("dev_curve")]
-    if not rep:
+    columns = [c for c in columns if any(r["dataset"] == c for r in rep)]  # evaluated-only columns have no curves
+    if not rep or not columns:
         return None
     fig, axes = plt.subplots(1, len(columns), figsize=(5.5 * len(columns), 4), squeeze=False)
     for ax, column in zip(axes[0], columns):
