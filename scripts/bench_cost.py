@@ -48,6 +48,8 @@ from types import SimpleNamespace
 
 import torch
 
+from rnnbench.results.run_record import hardware
+
 REPO = Path(__file__).resolve().parents[1]
 TABLE = "rcrn_table10"
 BATCH, INPUT, HIDDEN, CLASSES, VOCAB = 32, 300, 200, 2, 10_000
@@ -190,12 +192,7 @@ def ratios(times: dict[str, list[float]], name: str, base: str = BASELINE) -> li
 # --- the machine and the paper ---------------------------------------------------------
 
 def machine(threads: int, device: str) -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = hardware(torch.device("cpu")).get("cpu") or platform.processor() or platform.machine()
     info = {"cpu": cpu, "cores": os.cpu_count(), "threads": threads, "torch": torch.__version__,
             "python": platform.python_version(), "os": f"{platform.system()} {platform.release()}", "device": device}
     try:

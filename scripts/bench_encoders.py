@@ -49,6 +49,7 @@ from rnnbench.compose import compose_config
 from rnnbench.encoders.build import build_encoder
 from rnnbench.encoders import mzu as mzu_transition  # the MZU op on the encoder's modules: mzu_recurrence, IMPLS
 from rnnbench.kernels import fhe_upper, gated_scan, residual_lstm
+from rnnbench.results.run_record import hardware
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results" / "benchmarks.md"
@@ -309,12 +310,7 @@ def op_cells(times: dict[str, list[float]]) -> dict[str, str]:
 
 
 def machine(threads: int, clock: str) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = hardware(torch.device("cpu")).get("cpu") or platform.processor() or platform.machine()
     parts = [
         f"{cpu}, {os.cpu_count()} logical CPUs",
         f"torch {torch.__version__}, {threads} thread(s), Python {platform.python_version()}, "

@@ -20,9 +20,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
-import platform
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +29,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from rnnbench.errors import ConfigError, RnnbenchError
+from rnnbench.results.run_record import git_commit, hardware
 
 FORMAT = 1  # of the bundle; bump when its keys change meaning
 SPLITS = ("train", "dev", "test")
@@ -331,29 +329,6 @@ def _split_records(cfg: DictConfig, saved: _Saved, split: str):
     return records, encoded
 
 
-def _git_commit() -> str:
-    repo = Path(__file__).resolve().parents[2]
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo, capture_output=True, text=True, timeout=5).stdout.strip()
-        return head + ("-dirty" if dirty else "") if head else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def _hardware(device: torch.device) -> dict:
-    info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(),
-            "machine": platform.machine(), "python": platform.python_version(), "cpu_count": os.cpu_count()}
-    try:
-        info["cpu"] = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                           if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    return info
-
-
 def evaluate_run(run_folder: str | Path, split: str = "test", overrides: list[str] | None = None, say=print) -> tuple[dict, Path]:
     """Re-score a finished run's best checkpoint on ``split``; returns (evaluation record, its path).
 
@@ -410,8 +385,8 @@ def evaluate_run(run_folder: str | Path, split: str = "test", overrides: list[st
         "inference_seconds_per_example": seconds / max(len(order), 1),
         "predictions": predictions_path.name,
         "config": OmegaConf.to_container(cfg, resolve=True, enum_to_str=True),
-        "git_commit": _git_commit(),
-        "hardware": _hardware(device),
+        "git_commit": git_commit(),
+        "hardware": hardware(device),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     write_json_atomic(record_path, evaluation)
