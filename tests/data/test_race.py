@@ -185,7 +185,7 @@ def test_workers_do_not_change_the_cache_key():
     assert RaceReader(workers=1).options() == RaceReader(workers=4).options() == {}
 
 
-# MANIFEST.md section 11 (the official RACE statistics): questions per split and level.
+# The official RACE statistics (Lai et al. 2017, Table 1): questions per split and level.
 REAL_COUNTS = {
     "train": {"high": 62445, "middle": 25421},
     "dev": {"high": 3451, "middle": 1436},
