@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,7 +199,7 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path
         ax.set_ylabel(f"dev {rep[0]['metric'] if len(columns) == 1 else column}")
         ax.set_title(column)
         ax.legend(fontsize=7)
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(textwrap.fill(title, 30 + 45 * len(columns)), fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90, metadata={"Software": None})  # no version string: the same evidence gives the same bytes
