@@ -42,7 +42,7 @@ claims: $(STAMP)  ## write results/claims.md: every paper claim with ours, its i
 table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC) under the comparison protocol: run what is missing, write results/rcrn_table5.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table5
 
-table-rcrn-2: $(STAMP)  ## RCRN Table 2 (SST-5): run what is missing, write results/rcrn_table2.{md,tex}
+table-rcrn-2: $(STAMP)  ## RCRN Table 2 (SST-5): run what is missing, write results/rcrn_table2.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table2
 
 table-rcrn-3: $(STAMP)  ## RCRN Table 3 (SST-2, 15 seeds): run what is missing, write results/rcrn_table3.{md,tex,csv}
@@ -74,16 +74,16 @@ table-odyssey-2-large: $(STAMP)  ## LSTM baseline Table 2, the rows at hidden 36
 	$(PY) scripts/make_table.py lstm_odyssey_table2_large lstm_odyssey_table2_large_bi lstm_odyssey_table2_large_bi_resv2
 	$(PY) scripts/make_table.py lstm_odyssey_table2_baseline lstm_odyssey_table2_large lstm_odyssey_table2_large_bi lstm_odyssey_table2_large_bi_resv2 --no-run
 
-table-rcrn-6: $(STAMP)  ## RCRN Table 6 (SNLI; here 1,022 training pairs only): run what is missing, write results/rcrn_table6.{md,tex}
+table-rcrn-6: $(STAMP)  ## RCRN Table 6 (SNLI; here 1,022 training pairs only): run what is missing, write results/rcrn_table6.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table6
 
-table-rcrn-7: $(STAMP)  ## RCRN Table 7 (SciTail; here trained on 80% of dev): run what is missing, write results/rcrn_table7.{md,tex}
+table-rcrn-7: $(STAMP)  ## RCRN Table 7 (SciTail; here trained on 80% of dev): run what is missing, write results/rcrn_table7.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table7
 
-table-mzu-6: $(STAMP)  ## MZU Table 6 (SemEval-2014 restaurants + laptops, 5 seeds): write results/mzu_table6.{md,tex}
+table-mzu-6: $(STAMP)  ## MZU Table 6 (SemEval-2014 restaurants + laptops, 5 seeds): write results/mzu_table6.{md,tex,csv}
 	$(PY) scripts/make_table.py mzu_table6_restaurant mzu_table6_laptop
 
-table-rcrn-8: $(STAMP)  ## RCRN Table 8 (WikiQA, TrecQA; with and without attentive pooling): write results/rcrn_table8.{md,tex}
+table-rcrn-8: $(STAMP)  ## RCRN Table 8 (WikiQA, TrecQA; with and without attentive pooling): write results/rcrn_table8.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table8_wikiqa rcrn_table8_wikiqa_ap rcrn_table8_trecqa rcrn_table8_trecqa_ap
 
 table-rcrn-9: $(STAMP)  ## RCRN Table 9 (NarrativeQA span; needs qaps.csv + summaries.csv)
@@ -92,7 +92,7 @@ table-rcrn-9: $(STAMP)  ## RCRN Table 9 (NarrativeQA span; needs qaps.csv + summ
 table-rcrn-10: $(STAMP)  ## RCRN Table 10 (cost): training/inference time vs length for every encoder on this CPU, 5 rounds (~5 min): results/rcrn_table10.{md,csv}, plots/rcrn_table10.png
 	$(PY) scripts/bench_cost.py
 
-table-dcu-1: $(STAMP)  ## DCU Table 1 (RACE; sim_dcu, dcu, lstm1 at 250d, 3 seeds; plus the small rows): write results/dcu_table1.{md,tex}
+table-dcu-1: $(STAMP)  ## DCU Table 1 (RACE; sim_dcu, dcu, lstm1 at 250d, 3 seeds; plus the small rows): write results/dcu_table1.{md,tex,csv}
 	$(PY) scripts/make_table.py dcu_table1 dcu_table1_small
 
 table-dcu-1-small: $(STAMP)  ## DCU Table 1, only the CPU-sized "small" runs (100d, half an epoch), then the whole table
@@ -102,20 +102,20 @@ table-dcu-1-small: $(STAMP)  ## DCU Table 1, only the CPU-sized "small" runs (10
 table-dcu-3: $(STAMP)  ## DCU Table 3 (NarrativeQA span; needs qaps.csv + summaries.csv)
 	$(PY) scripts/make_table.py dcu_table3 dcu_table3_150d dcu_table3_dculstm
 
-table-synthetic: $(STAMP)  ## our synthetic span and pointer-copy tasks (minutes per run): write results/synthetic_*.{md,tex}
+table-synthetic: $(STAMP)  ## our synthetic span and pointer-copy tasks (minutes per run): write results/synthetic_*.{md,tex,csv}
 	$(PY) scripts/make_table.py synthetic_span_copy
 	$(PY) scripts/make_table.py synthetic_pointer_copy synthetic_pointer_copy_no_pointer
 
 table-dcu-2: $(STAMP)  ## DCU Table 2 (SearchQA span; needs searchqa/data_json)
 	$(PY) scripts/make_table.py dcu_table2 dcu_table2_150d dcu_table2_dculstm
 
-table-fhe-2: $(STAMP)  ## FHE Table 2 (picking task, lengths 100/200/400: lstm1, lstm2, FHE-fixed; plus FHE with our loss-form penalty): write results/fhe_table2.{md,tex}
+table-fhe-2: $(STAMP)  ## FHE Table 2 (picking task, lengths 100/200/400: lstm1, lstm2, FHE-fixed; plus FHE with our loss-form penalty): write results/fhe_table2.{md,tex,csv}
 	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe
 
 table-fhe-3: $(STAMP)  ## FHE Table 3 (picking task, length 100: FHE80/90/95/98, the penalty enforced once dev accuracy reaches 80-98%)
 	$(PY) scripts/make_table.py fhe_table3 fhe_table3_fhe90 fhe_table3_fhe95 fhe_table3_fhe98
 
-table-fhe-4: $(STAMP)  ## FHE Table 4 (generalisation): train at length 200 (Table 2's runs); longer test lengths via evaluate.py (see conf/experiment/fhe_table4.yaml)
+table-fhe-4: $(STAMP)  ## FHE Table 4 (generalisation): train at length 200 (Table 2's runs), then score the same checkpoints at 400-10000
 	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe
 
 table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA files)
@@ -124,7 +124,7 @@ table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA 
 table-fhe-7: $(STAMP)  ## FHE Table 7 (MS MARCO v1.1, generative, and the no-pointer ablation; needs the MS MARCO files)
 	$(PY) scripts/make_table.py fhe_table7 fhe_table7_no_pointer
 
-table-mzu-1: $(STAMP)  ## MZU Table 1 (PTB characters, BPC; plus the small rows): run what is missing, write results/mzu_table1.{md,tex}
+table-mzu-1: $(STAMP)  ## MZU Table 1 (PTB characters, BPC; plus the small rows): run what is missing, write results/mzu_table1.{md,tex,csv}
 	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu
 
 table-mzu-1-small: $(STAMP)  ## MZU Table 1, only the CPU-sized "small" runs (lstm1 256, capMZU+DT 128), then the whole table
@@ -140,7 +140,8 @@ table-mzu-3: $(STAMP)  ## MZU Table 3 (number of zones, PTB characters)
 table-mzu-4: $(STAMP)  ## MZU Table 4 (ablation: without / with deep transition, PTB characters)
 	$(PY) scripts/make_table.py mzu_table4_nodt mzu_table4_dt
 
-tables: table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-4 table-odyssey-1 table-odyssey-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic  ## every table target
+tables: table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-4 table-odyssey-1 table-odyssey-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-3 table-fhe-4 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic  ## every table target, then the claims ledger
+	$(PY) scripts/claims.py
 
 clean:  ## remove caches and run outputs (not results/)
 	rm -rf .cache runs .pytest_cache
