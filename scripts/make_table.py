@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")
     try:
         md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
-                                first.table.protocol)
+                                first.table.protocol, str(first.task.select_metric))
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -121,8 +121,11 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
     return ["## Cost and trust", "", *head, *lines, ""]
 
 
-def selection_lines(rows: list[dict], digits: int) -> list[str]:
-    """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds."""
+def selection_lines(rows: list[dict], digits: int, select_metric: str | None = None) -> list[str]:
+    """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds, of
+    the metric runs select on (a table's other columns are not what chose the rate)."""
+    if select_metric is not None:
+        rows = [r for r in rows if r["metric"] == select_metric] or rows
     out = []
     groups: dict[tuple[str, str, str], dict[float, list[float]]] = {}
     chosen: dict[tuple[str, str, str], float] = {}
@@ -136,7 +139,8 @@ def selection_lines(rows: list[dict], digits: int) -> list[str]:
         if len(by_lr) < 2:
             continue
         parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
-        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}, mean dev over the selection seeds: {parts}.")
+        metric = f" {select_metric}" if select_metric else ""
+        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}, mean dev{metric} over the selection seeds: {parts}.")
     return out
 
 
@@ -208,7 +212,8 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path
 
 
 def render(name: str, table: dict, title: str, columns: list[str], rows: list[dict], items: list[dict], built: set[str],
-           notes: list[str], out_dir: Path, digits: int = 1, paper: bool = True, protocol=None) -> tuple[Path, Path]:
+           notes: list[str], out_dir: Path, digits: int = 1, paper: bool = True, protocol=None,
+           select_metric: str | None = None) -> tuple[Path, Path]:
     """Write results/<name>.{md,tex} (and the plot) from evidence rows."""
     check_versions(rows)
     confidence = float(protocol.confidence) if protocol is not None else 0.95
@@ -229,7 +234,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     if paper:
         claim_md, _ = claim_lines(name, rows, items, confidence, samples)
         extra += claim_md
-    notes = [*notes, *selection_lines(rows, digits)]
+    notes = [*notes, *selection_lines(rows, digits, select_metric)]
     if rows:
         notes.append(f"Per-run evidence: [{name}.csv]({name}.csv) (every run of the protocol, one row per run and column)"
                      + (f", per-item test scores {name}.items.csv.gz" if items else "") + ".")
