@@ -32,7 +32,7 @@ def status_of_table(table: str) -> str:
     """Why a table has no evidence: its data is absent here, or it has not been run."""
     for experiment in experiments_of(table):
         try:
-            inputs = data_inputs(compose_config([f"experiment={experiment}"]))
+            inputs, _ = data_inputs(compose_config([f"experiment={experiment}"]))
         except RnnbenchError:
             continue
         if any(not p.exists() for name, p in inputs.items() if name != "embedding"):

@@ -90,15 +90,12 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str]) ->
 def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
     """The evaluation of a finished run's checkpoint with reader ``overrides`` (evaluate.py's
     record beside the run): read if it exists, else computed when ``allowed``."""
-    from rnnbench.inference import _read_run, evaluate_run, evaluation_paths, parse_overrides
+    from rnnbench.inference import evaluate_run, existing_evaluation
 
-    run = Path(record["run_dir"])
-    path, _ = evaluation_paths(run, "test", parse_overrides(list(overrides), _read_run(run).config))
-    if path.exists():
-        return json.loads(path.read_text())
-    if not allowed:
-        return None
-    return evaluate_run(run, "test", list(overrides))[0]
+    done = existing_evaluation(record["run_dir"], "test", list(overrides))
+    if done is not None or not allowed:
+        return done
+    return evaluate_run(record["run_dir"], "test", list(overrides))[0]
 
 
 def collect(plans, extra: list[str], built: set[str], run: bool = False) -> tuple[list[dict], list[dict]]:

@@ -15,9 +15,18 @@ def smoke_config(tmp_path: Path, *overrides: str):
     return compose_config(["trainer=smoke", f"paths.runs_dir={tmp_path / 'runs'}", *overrides])
 
 
+def _train_py_env(env_extra: dict | None = None) -> dict:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", **(env_extra or {})}
+
+
 def run_train_py(args: list[str], env_extra: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled", **(env_extra or {})}
-    return subprocess.run([sys.executable, str(REPO / "train.py"), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, str(REPO / "train.py"), *args], cwd=REPO, env=_train_py_env(env_extra),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def spawn_train_py(args: list[str], env_extra: dict | None = None, **popen) -> subprocess.Popen:
+    """``train.py`` started in the background (tests that kill or interrupt it)."""
+    return subprocess.Popen([sys.executable, str(REPO / "train.py"), *args], cwd=REPO, env=_train_py_env(env_extra), **popen)
 
 
 def parameters_without_gradient(module) -> list[str]:

@@ -307,6 +307,14 @@ def evaluation_paths(run_dir: Path, split: str, parsed: dict[str, object]) -> tu
     return run_dir / f"{stem}.json", run_dir / f"{stem}.predictions.jsonl"
 
 
+def existing_evaluation(run_folder: str | Path, split: str, overrides: list[str]) -> dict | None:
+    """evaluate.py's record of ``split`` under ``overrides`` if it was made already (reads the
+    run's record only, not its checkpoint)."""
+    run_dir = Path(run_folder)
+    path, _ = evaluation_paths(run_dir, split, parse_overrides(list(overrides), _config_of(_record_of(run_dir)["config"])))
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def _split_records(cfg: DictConfig, saved: _Saved, split: str):
     """The raw and numericalised records of ``split`` read with ``cfg``'s reader, encoded with the run's vocabulary."""
     from rnnbench.data.batching import numericalise

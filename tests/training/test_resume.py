@@ -5,14 +5,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from tests.helpers import REPO, run_train_py
+from tests.helpers import run_train_py, spawn_train_py
 
 pytestmark = pytest.mark.slow  # train.py processes, killed and resumed
 
@@ -34,8 +33,7 @@ def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(tmp_path):
     assert clean.returncode == 0, clean.stderr
 
     runs = tmp_path / "killed"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled"}
-    proc = subprocess.Popen([sys.executable, str(REPO / "train.py"), *ARGS, f"paths.runs_dir={runs}"], cwd=REPO, env=env,
+    proc = spawn_train_py([*ARGS, f"paths.runs_dir={runs}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     # Wait for a mid-epoch checkpoint of the first epoch, then kill without warning.
     deadline = time.time() + 300
@@ -77,8 +75,7 @@ def test_ctrl_c_saves_a_checkpoint_says_how_to_resume_and_resumes_exactly(tmp_pa
     assert clean.returncode == 0, clean.stderr
 
     runs = tmp_path / "interrupted"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled"}
-    proc = subprocess.Popen([sys.executable, str(REPO / "train.py"), *args, f"paths.runs_dir={runs}"], cwd=REPO, env=env,
+    proc = spawn_train_py([*args, f"paths.runs_dir={runs}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list(runs.glob("picking/bilstm/*/last.pt")):

@@ -116,8 +116,9 @@ def _path_digest(path: Path, cache: dict) -> str:
     return "missing"
 
 
-def data_inputs(cfg: DictConfig) -> dict[str, Path]:
-    """{name: path} of every file a run reads: the task's dataset files and the embeddings."""
+def data_inputs(cfg: DictConfig) -> tuple[dict[str, Path], str | None]:
+    """({name: path} of every file a run reads: the task's dataset files and the embeddings,
+    the reader's hub copy, which it reads instead when its files are absent)."""
     from rnnbench.data.prepare import build_reader  # data knows nothing of results; this import stays local
 
     root = Path(str(cfg.paths.data_dir))
@@ -130,13 +131,7 @@ def data_inputs(cfg: DictConfig) -> dict[str, Path]:
             inputs[str(path)] = path
     if cfg.embedding.get("kind") == "glove" and cfg.embedding.get("path"):
         inputs["embedding"] = Path(str(cfg.embedding.path))
-    return inputs
-
-
-def _hub_id(cfg: DictConfig) -> str | None:
-    from rnnbench.data.prepare import build_reader
-
-    return getattr(build_reader(cfg.task.reader), "hub_id", None)
+    return inputs, getattr(reader, "hub_id", None)
 
 
 def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
@@ -149,8 +144,8 @@ def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
         except (OSError, ValueError):
             cache = {}  # a damaged cache is only a cache: rebuild it
     known = len(cache)
-    out = {name: _path_digest(path, cache) for name, path in data_inputs(cfg).items()}
-    hub = _hub_id(cfg)
+    inputs, hub = data_inputs(cfg)
+    out = {name: _path_digest(path, cache) for name, path in inputs.items()}
     if hub and any(v == "missing" for k, v in out.items() if k != "embedding"):
         out["hub"] = hub  # the files are absent: the run reads the hub copy (Reader.load), named here
     if len(cache) != known:

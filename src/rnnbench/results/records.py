@@ -178,10 +178,7 @@ def read_record(run_dir: Path, index: Path | None = None, allow_smoke: bool = Fa
             raise ValueError("not a run record")
     except (ValueError, UnicodeDecodeError) as exc:
         aside = set_aside(path)
-        try:
-            (run_dir / DONE).unlink()
-        except FileNotFoundError:
-            pass
+        (run_dir / DONE).unlink(missing_ok=True)
         say(f"warning: {path} is damaged ({type(exc).__name__}: {str(exc)[:80] or 'empty file'}); moved it aside to "
             f"{aside.name if aside else 'nothing (already moved)'} and redoing the run from its last checkpoint")
         return None
