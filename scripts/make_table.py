@@ -8,7 +8,9 @@ Several experiments may fill one table (its columns or variants: `table.columns`
 `table.variant`); they run one after the other and the table is assembled from all.
 Two copies started side by side share the work (each skips the runs the other holds).
 Finished runs are skipped and interrupted ones resume, so the command can be
-stopped and started again at will. Encoders without a config yet are listed in
+stopped and started again at will. Runs whose evidence is already committed in
+results/<table>.csv count as finished too, so a campaign goes on in a later session
+(or on another machine) without the run folders. Encoders without a config yet are listed in
 the table as "not built yet".
 """
 from __future__ import annotations
@@ -39,12 +41,19 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
     return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
 
 
-def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool) -> dict | None:
+def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
+    """The job's record if it has run: its run folder's, else its committed evidence's stand-in."""
+    cfg = job_config(experiment, job, extra)
+    folder = run_dir(cfg)
+    return read_record(folder) or committed.record(job.encoder, folder.name, cfg.table.scale)
+
+
+def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, committed: evidence.CommittedEvidence) -> dict | None:
     """The job's record: read it, else train the run. A run locked by another process is
     skipped (``wait=False``) or waited for (polling) until its record appears."""
     cfg = job_config(experiment, job, extra)
     while True:
-        record = read_record(run_dir(cfg))
+        record = finished(experiment, job, extra, committed)
         if record is not None:
             return record
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
@@ -57,30 +66,31 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool) -> 
             time.sleep(20)
 
 
-def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool, run: bool) -> tuple[float | None, dict]:
+def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool, run: bool,
+              committed: evidence.CommittedEvidence) -> tuple[float | None, dict]:
     """The encoder's learning rate under the protocol, and {lr: [dev scores]} it was chosen on
     (None while a selection run is missing)."""
     select, lower = base.task.select_metric, base.task.get("select_mode", "max") == "min"
     dev_by_lr: dict[float, list[float]] = {}
     for job in protocol.selection_jobs(encoder, base.table.protocol, base.trainer.lr):
-        record = ensure(experiment, job, extra, wait) if run else read_record(run_dir(job_config(experiment, job, extra)))
+        record = ensure(experiment, job, extra, wait, committed) if run else finished(experiment, job, extra, committed)
         if record is None:
             return None, dev_by_lr
         dev_by_lr.setdefault(job.lr, []).append(record["dev"][select])
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
-def run_missing(experiment: str, base, encoders: list[str], extra: list[str]) -> int:
+def run_missing(experiment: str, base, encoders: list[str], extra: list[str], committed: evidence.CommittedEvidence) -> int:
     """Run the protocol: every selection run first (two copies of this script share them),
     then per encoder the remaining seeds at its chosen rate."""
     try:
         for enc in encoders:
             for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
-                ensure(experiment, job, extra, wait=False)
+                ensure(experiment, job, extra, False, committed)
         for enc in encoders:
-            lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True)
+            lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True, committed=committed)
             for job in protocol.final_jobs(enc, base.table.protocol, lr):
-                ensure(experiment, job, extra, wait=False)
+                ensure(experiment, job, extra, False, committed)
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -98,10 +108,12 @@ def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
     return evaluate_run(record["run_dir"], "test", list(overrides))[0]
 
 
-def collect(plans, extra: list[str], built: set[str], run: bool = False) -> tuple[list[dict], list[dict]]:
+def collect(plans, extra: list[str], built: set[str], committed: evidence.CommittedEvidence,
+            run: bool = False) -> tuple[list[dict], list[dict]]:
     """Evidence rows of every finished run of the plans' protocol, and per-item test scores
     of the runs the table reports (the chosen learning rate). Columns of ``table.evaluated_columns``
-    come from evaluating the reported runs' checkpoints (computed only when ``run``)."""
+    come from evaluating the reported runs' checkpoints (computed only when ``run``). A run
+    without its folder here contributes its committed rows."""
     rows, items = [], []
     for experiment, cfg, encoders in plans:
         table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
@@ -109,15 +121,19 @@ def collect(plans, extra: list[str], built: set[str], run: bool = False) -> tupl
         variant = cfg.table.variant or ""
         for enc in encoders:
             model = model_name(table, enc, variant or None)
-            lr, _ = chosen_lr(experiment, cfg, enc, extra, wait=False, run=False)
+            lr, _ = chosen_lr(experiment, cfg, enc, extra, wait=False, run=False, committed=committed)
             jobs = protocol.selection_jobs(enc, cfg.table.protocol, cfg.trainer.lr)
             if lr is not None:
                 jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
             for job in jobs:
-                record = read_record(run_dir(job_config(experiment, job, extra)))
-                if record is None:
-                    continue
+                folder = run_dir(job_config(experiment, job, extra))
+                record = read_record(folder)
                 is_reported = lr is not None and job.lr == lr
+                if record is None:
+                    columns = {*mapping, *(cfg.table.evaluated_columns or {})}
+                    kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
+                    rows, items = rows + kept, items + kept_items
+                    continue
                 rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}
@@ -201,25 +217,26 @@ def main(argv: list[str] | None = None) -> int:
     if len(names) != 1:
         print(f"error: these experiments fill different tables ({', '.join(sorted(names))}); give one table's experiments", file=sys.stderr)
         return 2
+    first = plans[0][1]
+    name = first.table.name
+    out_dir = Path(first.paths.results_dir)
+    csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
+    committed = evidence.CommittedEvidence(csv_path, items_path)
     if not args.no_run:
         for experiment, base, encoders in plans:
-            code = run_missing(experiment, base, encoders, overrides)
+            code = run_missing(experiment, base, encoders, overrides, committed)
             if code:
                 return code
 
     # Assemble from whatever has finished now (a parallel copy may have finished more), through the
     # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
-    first = plans[0][1]
-    name = first.table.name
-    out_dir = Path(first.paths.results_dir)
-    csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
-    rows, items = collect(plans, overrides, built, run=not args.no_run)
+    rows, items = collect(plans, overrides, built, committed, run=not args.no_run)
     if rows:
         evidence.write_csv(csv_path, rows)
         if items:
             evidence.write_items(items_path, items)
     elif csv_path.exists():
-        print(f"no finished runs here: rendering from the committed evidence {csv_path}")
+        print(f"no finished or committed run matches the current configs: rendering the committed evidence {csv_path} as it is")
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []
     items = evidence.read_items(items_path)
     table = ours_only_table(first.table.caption) if first.table.caption else paper_table(name)
@@ -231,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
     notes = footnotes(plans, rows)
     stale = stale_runs(plans, rows)
+    dropped = committed.unused() if rows else []
+    if dropped:
+        notes.append(f"{len(dropped)} run(s) of the previously committed evidence were dropped: the current configs (component "
+                     f"versions, data or config) no longer select them: {', '.join(dropped)}.")
     if stale:
         notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")

@@ -62,3 +62,36 @@ def test_evaluated_columns_score_the_reported_checkpoints_without_training_again
     assert "len400 ours" in md
     mtime = evaluations[0].stat().st_mtime
     assert main(["fhe_table2", "--no-run", *overrides]) == 0 and evaluations[0].stat().st_mtime == mtime  # read, not recomputed
+
+
+def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_path, capsys):
+    """A later session has the committed CSV but not the runs: committed runs are not trained
+    again, new seeds are added beside them, and evidence of another config is dropped (said so)."""
+    import shutil
+
+    main = _make_table()
+    base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
+            "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    assert main(["synthetic_span_copy", *base]) == 0
+    csv = tmp_path / "results" / "synthetic_span_copy.csv"
+    first = csv.read_text().splitlines()
+    shutil.rmtree(tmp_path / "runs")
+    capsys.readouterr()
+
+    assert main(["synthetic_span_copy", *base, "--set", "table.protocol.seeds=[1,2]"]) == 0
+    out = capsys.readouterr().out
+    assert "bilstm seed 1" not in out and "== synthetic_span_copy: bilstm seed 2" in out  # seed 1 is committed
+    rows = csv.read_text().splitlines()
+    assert set(first) <= set(rows) and len(rows) == 1 + 4  # seed 1's two columns kept, seed 2's added
+    assert "reported seeds 1, 2." in (tmp_path / "results" / "synthetic_span_copy.md").read_text()
+
+    shutil.rmtree(tmp_path / "runs")
+    assert main(["synthetic_span_copy", "--no-run", *base, "--set", "table.protocol.seeds=[1,2]"]) == 0
+    assert csv.read_text().splitlines() == rows  # regenerated from the committed rows alone
+
+    # another config (a different encoder width): the committed runs are not its runs
+    assert main(["synthetic_span_copy", *base, "--set", "encoder.hidden_size=8"]) == 0
+    assert "== synthetic_span_copy: bilstm seed 1" in capsys.readouterr().out
+    md = (tmp_path / "results" / "synthetic_span_copy.md").read_text()
+    assert "2 run(s) of the previously committed evidence were dropped" in md
+    assert len(csv.read_text().splitlines()) == 1 + 2

@@ -132,3 +132,48 @@ def read_items(path: Path) -> list[dict]:
         return []
     with gzip.open(path, "rt", newline="") as handle:
         return [{**r, "seed": int(r["seed"]), "score": float(r["score"])} for r in csv.DictReader(handle)]
+
+
+class CommittedEvidence:
+    """A table's committed evidence, looked up by run: what lets a campaign go on in another
+    session (or on another machine) without the run folders. A run whose rows are committed
+    counts as finished: it is not trained again, its dev score takes part in the learning-rate
+    choice, and its rows (with their per-item scores) are carried into the regenerated table.
+    Runs are matched by encoder and run folder name, which holds the run's identity hash
+    (config, component versions, data fingerprint), so evidence of another config never matches."""
+
+    def __init__(self, csv_path: Path, items_path: Path):
+        self.rows = read_csv(csv_path) if csv_path.exists() else []
+        self.items = read_items(items_path)
+        self.by_run: dict[tuple[str, str], list[dict]] = {}
+        for row in self.rows:
+            self.by_run.setdefault((row["encoder"], row["run"]), []).append(row)
+        self.used: set[tuple[str, str]] = set()
+
+    def record(self, encoder: str, run: str, scale: float) -> dict | None:
+        """A stand-in for the run's record, with what the protocol reads of it (dev scores,
+        unscaled), or None when the run is not committed."""
+        rows = self.by_run.get((encoder, run))
+        if not rows:
+            return None
+        return {"dev": {r["metric"]: r["dev"] / scale for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
+                "committed": True}
+
+    def rows_of(self, encoder: str, run: str, model: str, variant: str, phase: str, reported: bool,
+                columns: set[str]) -> tuple[list[dict], list[dict]]:
+        """The committed rows of a run for the table's ``columns``, relabelled as the current
+        configs name them, and (when ``reported``) their per-item scores."""
+        self.used.add((encoder, run))
+        rows = [{**r, "model": model, "variant": variant, "phase": phase, "reported": "yes" if reported else "no"}
+                for r in self.by_run.get((encoder, run), []) if r["dataset"] in columns]
+        items = []
+        if reported:
+            seeds = {(r["dataset"], int(r["seed"])) for r in rows}
+            old = {(r["model"], r["variant"]) for r in self.by_run.get((encoder, run), [])}
+            items = [{**i, "model": model, "variant": variant} for i in self.items
+                     if (i["model"], i["variant"]) in old and (i["dataset"], i["seed"]) in seeds]
+        return rows, items
+
+    def unused(self) -> list[str]:
+        """Committed runs the current configs no longer select (dropped from the regenerated table)."""
+        return sorted({run for key, rows in self.by_run.items() if key not in self.used for run in [key[1]]})
