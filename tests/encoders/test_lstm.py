@@ -117,3 +117,31 @@ def test_res_v2_bidirectional_layers_stack_without_the_v1_sum():
     x, mask = _batch([5, 3], size=6)
     expected = enc.layers[1](enc.layers[0](x, mask), mask)
     torch.testing.assert_close(enc(x, mask).states, expected)
+
+
+@pytest.mark.parametrize("residual", ["none", "v2"])
+def test_directions_meeting_at_the_top_run_the_whole_stack_each_way(residual):
+    """The baseline paper's Bi-2-LSTM: each direction runs both layers; with shared weights the
+    model has the one-direction 2-LSTM's parameters (its Table 1: 8.650M for both)."""
+    torch.manual_seed(0)
+    top = LSTMEncoder(6, hidden_size=6, num_layers=2, shared_weights=True, directions_meet="top", residual=residual).eval()
+    one_way = LSTMEncoder(6, hidden_size=6, num_layers=2, bidirectional=False, residual=residual).eval()
+    assert top.num_parameters() == one_way.num_parameters()
+    one_way.load_state_dict(top.state_dict())
+    x, mask = _batch([5, 3, 1])
+    out = top(x, mask).states
+    assert out.shape == (3, 5, 12)
+    for i, n in enumerate([5, 3, 1]):
+        seq, m = x[i : i + 1, :n], mask[i : i + 1, :n]
+        torch.testing.assert_close(out[i, :n, :6], one_way(seq, m).states[0])
+        torch.testing.assert_close(out[i, :n, 6:], one_way(seq.flip(1), m).states[0].flip(0))
+    assert torch.all(out[1, 3:] == 0) and torch.all(out[2, 1:] == 0)
+    # every_layer (the default) feeds layer 2 both directions: more parameters
+    assert LSTMEncoder(6, hidden_size=6, num_layers=2, shared_weights=True).num_parameters() > top.num_parameters()
+    # separate weights per direction: twice the one-direction stack
+    assert LSTMEncoder(6, hidden_size=6, num_layers=2, directions_meet="top").num_parameters() == 2 * one_way.num_parameters()
+
+
+def test_directions_meet_refuses_an_unknown_value():
+    with pytest.raises(ValueError, match="directions_meet"):
+        LSTMEncoder(6, hidden_size=4, directions_meet="middle")

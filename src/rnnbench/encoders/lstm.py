@@ -8,6 +8,13 @@ Options (config keys of conf/encoder/bilstm.yaml and 3l_bilstm.yaml):
   forget_bias     value the forget-gate bias starts at (LSTM baseline paper: 1.0).
   dropout         inverted dropout on each layer's input (paper: SST 0.5, IMDb 0.7).
   shared_weights  one set of weights runs both directions (baseline paper).
+  directions_meet where a bidirectional stack joins its two directions: ``every_layer``
+                  (default: each layer reads both directions of the layer below, as
+                  nn.LSTM does) or ``top`` (each direction runs the whole stack on its
+                  own and the two are concatenated once at the top: the baseline
+                  paper's Bi-2-LSTM, section 6.2, whose "forward and backward passes'
+                  final hidden states" meet at the softmax; with shared_weights it has
+                  the parameters of the one-direction stack, as the paper's Table 1 says).
   residual        none | v1 (each layer's input added to its output, where sizes
                   match) | v2 (the paper's lateral residual h_t = o*tanh(c) + x_t, which
                   changes the recurrence; runs kernels.residual_lstm). In v2 the same h_t
@@ -118,9 +125,12 @@ class LSTMEncoder(Encoder):
         dropout: float = 0.0,
         shared_weights: bool = False,
         residual: str = "none",
+        directions_meet: str = "every_layer",
     ):
         directions = 2 if bidirectional else 1
         super().__init__(input_size, hidden_size * directions)
+        if directions_meet not in ("every_layer", "top"):
+            raise ValueError(f"encoder.directions_meet must be 'every_layer' or 'top', got {directions_meet!r}")
         if cell not in ("lstm", "gru"):
             raise ValueError(f"encoder.cell must be 'lstm' or 'gru', got {cell!r}")
         if residual not in ("none", "v1", "v2"):
@@ -130,19 +140,34 @@ class LSTMEncoder(Encoder):
         self.causal = not bidirectional
         self.residual = residual
         self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList()
-        size = input_size
-        for _ in range(num_layers):
-            self.layers.append(
-                RecurrentLayer(size, hidden_size, bidirectional, cell, forget_bias, shared_weights, lateral=residual == "v2")
-            )
-            size = hidden_size * directions
+        # top: each direction is a one-direction stack (the backward one the same modules
+        # when weights are shared); every_layer: each layer is bidirectional itself.
+        self.meet_at_top = bidirectional and directions_meet == "top"
+        per_layer = bidirectional and not self.meet_at_top
 
-    def forward(self, x, mask, context=None) -> EncoderOutput:
+        def stack():
+            layers, size = nn.ModuleList(), input_size
+            for _ in range(num_layers):
+                layers.append(RecurrentLayer(size, hidden_size, per_layer, cell, forget_bias, shared_weights, lateral=residual == "v2"))
+                size = hidden_size * (2 if per_layer else 1)
+            return layers
+
+        self.layers = stack()
+        self.layers_backward = stack() if self.meet_at_top and not shared_weights else None
+
+    def _run_stack(self, layers, x, mask):
         h = x
-        for layer in self.layers:
+        for layer in layers:
             out = layer(self.dropout(h), mask)
             if self.residual == "v1" and out.shape[-1] == h.shape[-1]:
                 out = out + h
             h = zero_padding(out, mask)
+        return h
+
+    def forward(self, x, mask, context=None) -> EncoderOutput:
+        h = self._run_stack(self.layers, x, mask)
+        if self.meet_at_top:
+            lengths = lengths_of(mask)
+            backward = self._run_stack(self.layers if self.layers_backward is None else self.layers_backward, reverse_padded(x, lengths), mask)
+            h = torch.cat([h, reverse_padded(backward, lengths)], dim=-1)
         return EncoderOutput(states=h)

@@ -50,6 +50,7 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("encoder", "sparsity_penalty"): "loss",  # FHE: the differentiable penalty every earlier run used
     ("encoder", "penalty_from_dev_accuracy"): None,  # FHE: the penalty from the start (no Table 3 schedule)
     ("task", "head", "one_hot_input"): False,  # picking head: learned embeddings, as before the option existed
+    ("encoder", "directions_meet"): "every_layer",  # LSTM family: directions joined at every layer, as nn.LSTM does
 }
 
 # The config groups whose ``_target_`` class carries a ``version``.
