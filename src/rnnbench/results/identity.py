@@ -37,6 +37,7 @@ EXCLUDED = {
     ("trainer", "progress"),
     ("trainer", "device"),
     ("trainer", "checkpoint_every"),
+    ("embedding", "min_coverage"),  # a gate, not a setting: every run that passes it computes the same
     ("hydra",),
 }
 
@@ -45,7 +46,6 @@ EXCLUDED = {
 NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("trainer", "kernel_impl"): "auto",
     ("trainer", "precision"): "32",  # float32, as every run before mixed precision
-    ("embedding", "min_coverage"): 0.5,  # a gate, not a setting: runs that pass it compute the same
     ("task", "head", "readout"): "pool",  # the classifier's pooling readout, as before the option existed
     ("encoder", "sparsity_penalty"): "loss",  # FHE: the differentiable penalty every earlier run used
     ("encoder", "penalty_from_dev_accuracy"): None,  # FHE: the penalty from the start (no Table 3 schedule)
