@@ -8,7 +8,8 @@ Several experiments may fill one table (its columns or variants: `table.columns`
 `table.variant`); they run one after the other and the table is assembled from all.
 Two copies started side by side share the work (each skips the runs the other holds).
 Finished runs are skipped and interrupted ones resume, so the command can be
-stopped and started again at will. Runs whose evidence is already committed in
+stopped and started again at will. `--until HH:MM` starts a run only if it is
+expected to end by then (a session's end: a run cut off there is lost work). Runs whose evidence is already committed in
 results/<table>.csv count as finished too, so a campaign goes on in a later session
 (or on another machine) without the run folders. Encoders without a config yet are listed in
 the table as "not built yet".
@@ -16,6 +17,7 @@ the table as "not built yet".
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 import time
@@ -41,6 +43,47 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
     return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
 
 
+class Deadline:
+    """Starts a run only if it is expected to end before ``at`` (epoch seconds; None: always).
+    Expected duration: the longest finished run of the same encoder seen by this process or
+    committed (epochs run x seconds per epoch, plus its test pass), times ``MARGIN`` for the
+    dev passes and a busier machine. A run with no such evidence yet starts anyway."""
+
+    MARGIN = 1.5
+
+    def __init__(self, at: float | None = None):
+        self.at = at
+        self.longest: dict[str, float] = {}
+
+    def note(self, encoder: str, record: dict) -> None:
+        if record.get("seconds_per_epoch") and record.get("epochs_run"):
+            took = record["seconds_per_epoch"] * record["epochs_run"] + (record.get("test_seconds") or 0.0)
+            self.longest[encoder] = max(took, self.longest.get(encoder, 0.0))
+
+    def expected_end(self, encoder: str) -> float | None:
+        took = self.longest.get(encoder)
+        return None if took is None else time.time() + took * self.MARGIN
+
+    def allows(self, encoder: str) -> bool:
+        end = self.expected_end(encoder)
+        return self.at is None or end is None or end <= self.at
+
+
+DEADLINE = Deadline()
+
+
+def parse_until(text: str) -> float:
+    """``HH:MM`` (today, this machine's clock; tomorrow if already past) as epoch seconds."""
+    try:
+        hour, minute = (int(part) for part in text.split(":"))
+        at = datetime.datetime.now().replace(hour=hour, minute=minute, second=0, microsecond=0)
+    except ValueError:
+        raise SystemExit(f"error: --until {text!r}: give a time as HH:MM, e.g. --until 17:30") from None
+    if at < datetime.datetime.now():
+        at += datetime.timedelta(days=1)
+    return at.timestamp()
+
+
 def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
     """The job's record if it has run: its run folder's, else its committed evidence's stand-in."""
     cfg = job_config(experiment, job, extra)
@@ -55,10 +98,17 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
     while True:
         record = finished(experiment, job, extra, committed)
         if record is not None:
+            DEADLINE.note(job.encoder, record)
             return record
+        if not DEADLINE.allows(job.encoder):
+            print(f"not started: {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} would end after --until "
+                  f"(its longest finished run: {DEADLINE.longest[job.encoder] / 60:.0f} min)", flush=True)
+            return None
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:
-            return train(cfg)
+            record = train(cfg)
+            DEADLINE.note(job.encoder, record)
+            return record
         except RunInProgress as exc:  # a second `make table-...` is running it
             if not wait:
                 print(f"skipped: {exc}", flush=True)
@@ -89,6 +139,8 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
                 ensure(experiment, job, extra, False, committed)
         for enc in encoders:
             lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True, committed=committed)
+            if lr is None:  # a selection run was not started (--until)
+                continue
             for job in protocol.final_jobs(enc, base.table.protocol, lr):
                 ensure(experiment, job, extra, False, committed)
     except RnnbenchError as exc:
@@ -201,9 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("experiments", nargs="+", metavar="experiment",
                         help="conf/experiment/<name>.yaml, e.g. rcrn_table5; several may fill one table (then before any override)")
     parser.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
+    parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then (e.g. a session's end)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
     args = parser.parse_args(argv)
+    DEADLINE.at = parse_until(args.until) if args.until else None
     # Overrides given bare after the experiments (the old form `make_table.py exp a=b`) are overrides too.
     experiments = [e for e in args.experiments if "=" not in e]
     overrides = [e for e in args.experiments if "=" in e] + args.overrides

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
+
 from rnnbench.compose import CONF_DIR
 
 SCRIPT = CONF_DIR.parent / "scripts" / "make_table.py"
@@ -95,3 +97,43 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     md = (tmp_path / "results" / "synthetic_span_copy.md").read_text()
     assert "2 run(s) of the previously committed evidence were dropped" in md
     assert len(csv.read_text().splitlines()) == 1 + 2
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("make_table", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_until_starts_only_runs_expected_to_end_in_time():
+    import time
+
+    module = _module()
+    deadline = module.Deadline(at=time.time() + 600)
+    assert deadline.allows("bilstm")  # no evidence yet: start (the first run gives the estimate)
+    deadline.note("bilstm", {"seconds_per_epoch": 100.0, "epochs_run": 3, "test_seconds": 10.0})
+    assert deadline.longest["bilstm"] == 310.0 and deadline.allows("bilstm")  # 465 s of 600
+    deadline.note("bilstm", {"seconds_per_epoch": 100.0, "epochs_run": 5})
+    assert not deadline.allows("bilstm") and deadline.allows("rcrn")  # 750 s: past the deadline
+    assert module.Deadline(at=None).allows("bilstm")
+    with pytest.raises(SystemExit, match="HH:MM"):
+        module.parse_until("5pm")
+    assert 0 < module.parse_until(time.strftime("%H:%M", time.localtime(time.time() - 120))) - time.time() <= 24 * 3600
+
+
+def test_a_run_past_until_is_not_started_and_the_table_shows_what_finished(tmp_path, capsys, monkeypatch):
+    import time
+
+    module = _module()
+    base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
+            "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    assert module.main(["synthetic_span_copy", *base]) == 0
+    monkeypatch.setattr(module.Deadline, "MARGIN", 1e9)  # any finished run now looks too long to start
+    until = time.strftime("%H:%M", time.localtime(time.time() + 3600))
+    capsys.readouterr()
+    assert module.main(["synthetic_span_copy", "--until", until, *base, "--set", "table.protocol.seeds=[1,2]"]) == 0
+    out = capsys.readouterr().out
+    assert "not started: synthetic_span_copy: bilstm seed 2" in out and "== synthetic_span_copy" not in out
+    rows = (tmp_path / "results" / "synthetic_span_copy.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 and all(",bilstm,,E" in r or ",bilstm,,F" in r for r in rows[1:])  # seed 1 only, kept
