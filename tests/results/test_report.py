@@ -137,3 +137,24 @@ def test_a_macro_average_claim_pairs_seeds_over_the_datasets_run_and_adds_a_sign
     assert result.t.mean == pytest.approx(2.5 / 3) and result.t.low == pytest.approx(2.5 / 3) and result.verdict == "reproduced"
     assert "over the 3 datasets run here (Apparel, Baby, MR)" in result.note and "2 wins, 1 losses, p = 1.000" in result.note
     assert result.paper[0] is not None  # the paper's Macro Avg of the RCRN row
+
+
+def test_a_claim_on_the_papers_rows_is_tested_on_our_one_variant_and_cost_from_any_column(tmp_path):
+    """DCU Table 1: only the CPU-sized "small" rows ran; the paper's claims name its own rows."""
+    rows, items = [], []
+    for encoder, model, base, seconds in (("dcu", "DCU", 0.40, 2.0), ("lstm1", "LSTM", 0.36, 5.0)):
+        for seed in (1, 2, 3):
+            rec = _record(tmp_path / "small", encoder, seed, base + seed * 0.001, base, correct=36 if encoder == "dcu" else 30)
+            rec["seconds_per_epoch"] = seconds + seed * 0.1
+            rows += evidence.evidence_rows(rec, model, "small", {"RACE": "accuracy", "RACE-M": "accuracy"}, 100.0, "final", True)
+            scores = evidence.item_scores(tmp_path / "small" / "runs" / encoder / f"s{seed}-abc" / "predictions.jsonl", "accuracy")
+            items += [{"model": model, "variant": "small", "dataset": "RACE", "seed": seed, "item": i, "score": v * 100} for i, v in scores.items()]
+    better = claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE"}, rows, items)
+    assert better.verdict == "reproduced" and better.seeds == [1, 2, 3] and better.t.mean == pytest.approx(4.0)
+    assert "on our variant 'small'" in better.note
+    cost = claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "time_per_epoch_min",
+                                          "quantity": "seconds_per_epoch", "lower_is_better": True}, rows, items)
+    assert cost.verdict == "reproduced" and cost.t.mean == pytest.approx(-3.0)
+    assert cost.paper == (12, 18)  # the paper's own rows' minutes per epoch
+    rows = [r for r in rows if r["encoder"] != "lstm1"]
+    assert claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE"}, rows, items).verdict == "not run"

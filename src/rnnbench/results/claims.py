@@ -122,7 +122,16 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
         rows, note = with_macro_average(rows, column, claim)
         items = []  # the macro average is over datasets, not items: the seeds' interval and the sign test decide
+    if quantity != "test" and not any(r["dataset"] == column for r in rows):
+        column = _cost_column(rows, claim)  # a run's cost is the same in each of its table columns
     better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
+    variant = _stand_in_variant(rows, claim, column) if not better or not worse else None
+    if variant:
+        named = {**claim, "better": f"{claim['better']}/{variant}", "worse": f"{claim['worse']}/{variant}"}
+        result = evaluate(table, named, rows, items, confidence, samples)
+        result.claim, result.paper = claim, paper
+        result.note = "; ".join(n for n in (f"on our variant '{variant}' (the paper's own rows were not run)", result.note) if n)
+        return result
     result = ClaimResult(table, claim, paper, (None, None), note=note)
     if not better or not worse:
         missing = [n for n, r in ((claim["better"], better), (claim["worse"], worse)) if not r]
@@ -149,6 +158,28 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         return result
     result.verdict = stats.verdict([result.t, result.bootstrap], better_is_higher=not lower)
     return result
+
+
+def _cost_column(rows: list[dict], claim: dict) -> str:
+    """For a cost claim whose column is not one of ours (DCU Table 1's minutes per epoch): a
+    table column both rows were scored in, whose rows carry each run's training cost."""
+    def columns(name: str) -> set[str]:
+        encoder, variant = split_row(name)
+        return {r["dataset"] for r in rows if r["encoder"] == encoder and (not variant or r["variant"] == variant)}
+    common = sorted(columns(claim["better"]) & columns(claim["worse"]))
+    return common[0] if common else claim["column"]
+
+
+def _stand_in_variant(rows: list[dict], claim: dict, column: str) -> str | None:
+    """Our one variant (e.g. DCU Table 1's CPU-sized "small") with reported runs of both of the
+    claim's rows in its column, when the claim names the paper's own rows and those have none."""
+    (b_enc, b_var), (w_enc, w_var) = split_row(claim["better"]), split_row(claim["worse"])
+    if b_var or w_var:
+        return None
+    def variants(encoder: str) -> set[str]:
+        return {r["variant"] for r in rows if r["encoder"] == encoder and r["dataset"] == column and r.get("reported") == "yes" and r["variant"]}
+    common = variants(b_enc) & variants(w_enc)
+    return next(iter(common)) if len(common) == 1 else None
 
 
 def equality_verdict(t: stats.Interval, quantity: str) -> str:
