@@ -130,9 +130,18 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
+def paper_rows_first(cfg, encoders: list[str]) -> list[str]:
+    """The sweep's encoders, those of the paper's own rows before our extra baselines: when
+    a session ends before the table is complete, what it did run is what the claims need."""
+    table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
+    in_paper = {row.get("encoder") for row in table.get("rows", [])}
+    return sorted(encoders, key=lambda enc: enc not in in_paper)
+
+
 def run_missing(experiment: str, base, encoders: list[str], extra: list[str], committed: evidence.CommittedEvidence) -> int:
     """Run the protocol: every selection run first (two copies of this script share them),
-    then per encoder the remaining seeds at its chosen rate."""
+    then per encoder the remaining seeds at its chosen rate; the paper's rows first."""
+    encoders = paper_rows_first(base, encoders)
     try:
         for enc in encoders:
             for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):

@@ -137,3 +137,12 @@ def test_a_run_past_until_is_not_started_and_the_table_shows_what_finished(tmp_p
     assert "not started: synthetic_span_copy: bilstm seed 2" in out and "== synthetic_span_copy" not in out
     rows = (tmp_path / "results" / "synthetic_span_copy.csv").read_text().splitlines()
     assert len(rows) == 1 + 2 and all(",bilstm,,E" in r or ",bilstm,,F" in r for r in rows[1:])  # seed 1 only, kept
+
+
+def test_the_papers_rows_run_before_our_extra_baselines():
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    cfg = compose_config(["experiment=dcu_table1_small"])
+    assert module.sweep_of("dcu_table1_small", []) == ["lstm1", "bilstm", "sim_dcu", "dcu"]
+    assert module.paper_rows_first(cfg, ["lstm1", "bilstm", "sim_dcu", "dcu"]) == ["lstm1", "sim_dcu", "dcu", "bilstm"]
