@@ -46,8 +46,8 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
 class Deadline:
     """Starts a run only if it is expected to end before ``at`` (epoch seconds; None: always).
     Expected duration: the longest finished run of the same encoder seen by this process or
-    committed (epochs run x seconds per epoch, plus its test pass), times ``MARGIN`` for the
-    dev passes and a busier machine. A run with no such evidence yet starts anyway."""
+    committed (epochs run x seconds per epoch, plus its test pass), else the longest of any
+    encoder's, times ``MARGIN`` for the dev passes and a busier machine. The first run starts."""
 
     MARGIN = 1.5
 
@@ -61,7 +61,7 @@ class Deadline:
             self.longest[encoder] = max(took, self.longest.get(encoder, 0.0))
 
     def expected_end(self, encoder: str) -> float | None:
-        took = self.longest.get(encoder)
+        took = self.longest.get(encoder, max(self.longest.values(), default=None))  # else the table's longest run
         return None if took is None else time.time() + took * self.MARGIN
 
     def allows(self, encoder: str) -> bool:
@@ -102,7 +102,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             return record
         if not DEADLINE.allows(job.encoder):
             print(f"not started: {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} would end after --until "
-                  f"(its longest finished run: {DEADLINE.longest[job.encoder] / 60:.0f} min)", flush=True)
+                  f"(expected to end at {time.strftime('%H:%M', time.localtime(DEADLINE.expected_end(job.encoder)))})", flush=True)
             return None
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:

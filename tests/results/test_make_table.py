@@ -115,7 +115,9 @@ def test_until_starts_only_runs_expected_to_end_in_time():
     deadline.note("bilstm", {"seconds_per_epoch": 100.0, "epochs_run": 3, "test_seconds": 10.0})
     assert deadline.longest["bilstm"] == 310.0 and deadline.allows("bilstm")  # 465 s of 600
     deadline.note("bilstm", {"seconds_per_epoch": 100.0, "epochs_run": 5})
-    assert not deadline.allows("bilstm") and deadline.allows("rcrn")  # 750 s: past the deadline
+    assert not deadline.allows("bilstm") and not deadline.allows("rcrn")  # 750 s: past; rcrn has no run: the longest
+    deadline.note("rcrn", {"seconds_per_epoch": 10.0, "epochs_run": 3})
+    assert deadline.allows("rcrn")
     assert module.Deadline(at=None).allows("bilstm")
     with pytest.raises(SystemExit, match="HH:MM"):
         module.parse_until("5pm")
