@@ -220,7 +220,9 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
     """How our numbers were obtained: from the configs and the evidence rows."""
     if not rows:
         return ["No finished runs yet."]
-    first = plans[0][1]
+    # The protocol and trainer described are those of the first experiment with runs (DCU Table 1:
+    # the CPU-sized "small" variant, not the paper-sized experiment listed first).
+    first = next((cfg for _, cfg, _ in plans if any(r["variant"] == (cfg.table.variant or "") for r in rows)), plans[0][1])
     t = first.trainer
     seeds = sorted({int(r["seed"]) for r in rows if r["reported"] == "yes"})
     commits = sorted({r["commit"][:12] for r in rows})
