@@ -18,6 +18,7 @@ from rnnbench.results import stats
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
+COST_METRICS = {"seconds", "parameters"}  # the metrics of a cost benchmark's rows (RCRN Table 10)
 
 
 @dataclass
@@ -122,8 +123,9 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
         rows, note = with_macro_average(rows, column, claim)
         items = []  # the macro average is over datasets, not items: the seeds' interval and the sign test decide
-    if quantity != "test" and not any(r["dataset"] == column for r in rows):
-        column = _cost_column(rows, claim)  # a run's cost is the same in each of its table columns
+    if quantity != "test" and not any(r["dataset"] == column or r.get("metric") in COST_METRICS for r in rows):
+        # a table of training runs (not a cost benchmark): each run's cost is the same in all its columns
+        column = _cost_column(rows, claim)
     better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
     variant = _stand_in_variant(rows, claim, column) if not better or not worse else None
     if variant:
