@@ -54,6 +54,17 @@ class Deadline:
     def __init__(self, at: float | None = None):
         self.at = at
         self.longest: dict[str, float] = {}
+        self.held_back: set[tuple] = set()  # jobs already reported as not started
+
+    def hold_back(self, experiment: str, job) -> None:
+        """Say once that ``job`` is not started (a selection run is asked for again when the
+        final runs look up its encoder's learning rate)."""
+        key = (experiment, job.encoder, job.seed, job.lr)
+        if key not in self.held_back:
+            self.held_back.add(key)
+            print(f"not started: {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} would end after --until "
+                  f"(expected to end at {time.strftime('%H:%M', time.localtime(self.expected_end(job.encoder)))})",
+                  flush=True)
 
     def note(self, encoder: str, record: dict) -> None:
         if record.get("seconds_per_epoch") and record.get("epochs_run"):
@@ -101,8 +112,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             DEADLINE.note(job.encoder, record)
             return record
         if not DEADLINE.allows(job.encoder):
-            print(f"not started: {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} would end after --until "
-                  f"(expected to end at {time.strftime('%H:%M', time.localtime(DEADLINE.expected_end(job.encoder)))})", flush=True)
+            DEADLINE.hold_back(experiment, job)
             return None
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:

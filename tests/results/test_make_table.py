@@ -148,3 +148,28 @@ def test_the_papers_rows_run_before_our_extra_baselines():
     cfg = compose_config(["experiment=dcu_table1_small"])
     assert module.sweep_of("dcu_table1_small", []) == ["lstm1", "bilstm", "sim_dcu", "dcu"]
     assert module.paper_rows_first(cfg, ["lstm1", "bilstm", "sim_dcu", "dcu"]) == ["lstm1", "sim_dcu", "dcu", "bilstm"]
+
+
+def test_a_held_back_run_is_reported_once(capsys):
+    import time
+
+    module = _module()
+    deadline = module.Deadline(at=time.time() + 60)
+    deadline.note("bilstm", {"seconds_per_epoch": 100.0, "epochs_run": 3})
+    job = module.protocol.Job("bilstm", 2, 1e-3, "select")
+    assert not deadline.allows("bilstm")
+    deadline.hold_back("trec", job)
+    deadline.hold_back("trec", job)  # asked again when the final runs look up the learning rate
+    assert capsys.readouterr().out.count("not started: trec: bilstm seed 2 lr 0.001") == 1
+
+
+def test_footnotes_describe_the_first_experiment_that_has_runs():
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    plans = [(name, compose_config([f"experiment={name}"]), []) for name in ("dcu_table1", "dcu_table1_small")]
+    row = {"variant": "small", "seed": "1", "reported": "yes", "commit": "0" * 40, "hardware": "cpu", "device": "cpu"}
+    notes = module.footnotes(plans, [row])
+    assert "At most 700 batches per epoch." in notes[1]  # the small variant's trainer, not dcu_table1's
+    assert "seeds 1" in notes[0]
+    assert module.footnotes(plans, []) == ["No finished runs yet."]

@@ -176,4 +176,4 @@ class CommittedEvidence:
 
     def unused(self) -> list[str]:
         """Committed runs the current configs no longer select (dropped from the regenerated table)."""
-        return sorted({run for key, rows in self.by_run.items() if key not in self.used for run in [key[1]]})
+        return sorted({run for (encoder, run) in self.by_run if (encoder, run) not in self.used})
