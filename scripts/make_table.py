@@ -140,28 +140,31 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
-def paper_rows_first(cfg, encoders: list[str]) -> list[str]:
-    """The sweep's encoders, those of the paper's own rows before our extra baselines: when
-    a session ends before the table is complete, what it did run is what the claims need."""
+def paper_rows_first(cfg, encoders: list[str]) -> list[list[str]]:
+    """The sweep's encoders in two groups, the paper's own rows, then our extra baselines: a
+    group's runs all come before the next group's, so that when a session ends before the
+    table is complete, what it did run is what the claims need."""
     table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
     in_paper = {row.get("encoder") for row in table.get("rows", [])}
-    return sorted(encoders, key=lambda enc: enc not in in_paper)
+    groups = [[enc for enc in encoders if enc in in_paper], [enc for enc in encoders if enc not in in_paper]]
+    return [group for group in groups if group]
 
 
 def run_missing(experiment: str, base, encoders: list[str], extra: list[str], committed: evidence.CommittedEvidence) -> int:
-    """Run the protocol: every selection run first (two copies of this script share them),
-    then per encoder the remaining seeds at its chosen rate; the paper's rows first."""
-    encoders = paper_rows_first(base, encoders)
+    """Run the protocol, group by group (the paper's rows, then ours): every selection run of
+    the group first (two copies of this script share them), then per encoder the remaining
+    seeds at its chosen rate."""
     try:
-        for enc in encoders:
-            for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
-                ensure(experiment, job, extra, False, committed)
-        for enc in encoders:
-            lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True, committed=committed)
-            if lr is None:  # a selection run was not started (--until)
-                continue
-            for job in protocol.final_jobs(enc, base.table.protocol, lr):
-                ensure(experiment, job, extra, False, committed)
+        for group in paper_rows_first(base, encoders):
+            for enc in group:
+                for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
+                    ensure(experiment, job, extra, False, committed)
+            for enc in group:
+                lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True, committed=committed)
+                if lr is None:  # a selection run was not started (--until)
+                    continue
+                for job in protocol.final_jobs(enc, base.table.protocol, lr):
+                    ensure(experiment, job, extra, False, committed)
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -147,7 +147,7 @@ def test_the_papers_rows_run_before_our_extra_baselines():
     module = _module()
     cfg = compose_config(["experiment=dcu_table1_small"])
     assert module.sweep_of("dcu_table1_small", []) == ["lstm1", "gru1", "bilstm", "sim_dcu", "dcu"]
-    assert module.paper_rows_first(cfg, module.sweep_of("dcu_table1_small", [])) == ["lstm1", "gru1", "sim_dcu", "dcu", "bilstm"]
+    assert module.paper_rows_first(cfg, module.sweep_of("dcu_table1_small", [])) == [["lstm1", "gru1", "sim_dcu", "dcu"], ["bilstm"]]
 
 
 def test_a_held_back_run_is_reported_once(capsys):
@@ -173,3 +173,21 @@ def test_footnotes_describe_the_first_experiment_that_has_runs():
     assert "At most 700 batches per epoch." in notes[1]  # the small variant's trainer, not dcu_table1's
     assert "seeds 1" in notes[0]
     assert module.footnotes(plans, []) == ["No finished runs yet."]
+
+
+def test_the_papers_rows_finish_before_our_baselines_start(monkeypatch):
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    cfg = compose_config(["experiment=dcu_table1_small"])
+    order = []
+
+    def ensure(experiment, job, extra, wait, committed):
+        order.append((job.encoder, job.seed))
+        return {"dev": {cfg.task.select_metric: 0.5}}
+
+    monkeypatch.setattr(module, "ensure", ensure)
+    assert module.run_missing("dcu_table1_small", cfg, ["lstm1", "bilstm", "dcu"], [], None) == 0
+    first_ours = next(i for i, (enc, _) in enumerate(order) if enc == "bilstm")
+    assert {(enc, seed) for enc, seed in order[:first_ours]} == {(enc, s) for enc in ("lstm1", "dcu") for s in (1, 2, 3)}
+    assert {seed for enc, seed in order[first_ours:]} == {1, 2, 3}
