@@ -300,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(first.paths.results_dir)
     csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
     committed = evidence.CommittedEvidence(csv_path, items_path)
+    # Said up front: a results_dir without the committed CSV (a scratch folder) means every
+    # committed run is trained again.
+    print(f"committed evidence: {len(committed.by_run)} runs in {csv_path}" if committed.by_run
+          else f"committed evidence: none ({csv_path} not found): every run of the protocol is trained here", flush=True)
     if not args.no_run:
         for experiment, base, encoders in plans:
             code = run_missing(experiment, base, encoders, overrides, committed)

@@ -75,6 +75,7 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
             "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
     assert main(["synthetic_span_copy", *base]) == 0
+    assert "committed evidence: none" in capsys.readouterr().out  # a fresh results folder
     csv = tmp_path / "results" / "synthetic_span_copy.csv"
     first = csv.read_text().splitlines()
     shutil.rmtree(tmp_path / "runs")
@@ -83,6 +84,7 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     assert main(["synthetic_span_copy", *base, "--set", "table.protocol.seeds=[1,2]"]) == 0
     out = capsys.readouterr().out
     assert "bilstm seed 1" not in out and "== synthetic_span_copy: bilstm seed 2" in out  # seed 1 is committed
+    assert f"committed evidence: 1 runs in {csv}" in out
     rows = csv.read_text().splitlines()
     assert set(first) <= set(rows) and len(rows) == 1 + 4  # seed 1's two columns kept, seed 2's added
     assert "reported seeds 1, 2." in (tmp_path / "results" / "synthetic_span_copy.md").read_text()
