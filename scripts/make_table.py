@@ -208,6 +208,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
                     rows, items = rows + kept, items + kept_items
                     continue
+                committed.used.add((enc, folder.name))  # its committed rows, if any, are these rows
                 rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}

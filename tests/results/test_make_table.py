@@ -78,6 +78,9 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     assert "committed evidence: none" in capsys.readouterr().out  # a fresh results folder
     csv = tmp_path / "results" / "synthetic_span_copy.csv"
     first = csv.read_text().splitlines()
+    assert main(["synthetic_span_copy", "--no-run", *base]) == 0  # run folders and committed rows agree
+    assert csv.read_text().splitlines() == first
+    assert "dropped" not in (tmp_path / "results" / "synthetic_span_copy.md").read_text()
     shutil.rmtree(tmp_path / "runs")
     capsys.readouterr()
 
