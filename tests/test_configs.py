@@ -77,10 +77,46 @@ def _reads_data_folder(task: str) -> bool:
     return bool(reader.files or reader.hub_id or {"override /embedding": "random"} not in spec["defaults"])
 
 
+def _encoder_yaml(name: str) -> dict:
+    """The encoder's YAML over the encoder files its defaults list (gru1: lstm1: bilstm)."""
+    spec = yaml.safe_load((CONF_DIR / "encoder" / f"{name}.yaml").read_text())
+    merged: dict = {}
+    for entry in spec.get("defaults") or []:
+        if isinstance(entry, str) and entry != "_self_":
+            merged = {**merged, **_encoder_yaml(entry)}
+    return {**merged, **{k: v for k, v in spec.items() if k != "defaults"}}
+
+
+def _smoke_encoders() -> list[str]:
+    """One encoder config per class, direction and cell (the base config, else the first by name): the smoke runs check
+    a task's wiring with each kind of encoder. The other configs of a kind differ in sizes and
+    options (layers, MZU composition, where directions meet) that their own unit tests and the
+    contract tests check; smoke-running every task with each of them too would add minutes to CI."""
+    def depth(name: str) -> int:  # how many encoder files it inherits from: the base config first
+        parents = [e for e in yaml.safe_load((CONF_DIR / "encoder" / f"{name}.yaml").read_text()).get("defaults") or []
+                   if isinstance(e, str) and e != "_self_"]
+        return 1 + depth(parents[0]) if parents else 0
+
+    kinds: dict[tuple, str] = {}
+    for name in sorted(ENCODERS, key=lambda e: (depth(e), e)):
+        spec = _encoder_yaml(name)
+        kinds.setdefault((spec["_target_"], spec.get("bidirectional"), spec.get("cell")), name)
+    return sorted(kinds.values())
+
+
+SMOKE_ENCODERS = _smoke_encoders()
+
+
+def test_every_kind_of_encoder_is_smoke_run():
+    assert {"bilstm", "bigru", "gru1", "dt_gru", "dcu", "sim_dcu", "fhe", "rcrn"} <= set(SMOKE_ENCODERS)
+    assert "3l_bilstm" not in SMOKE_ENCODERS and sum(e.startswith("mzu_") for e in SMOKE_ENCODERS) == 1
+    assert any(_encoder_yaml(e).get("bidirectional") is False for e in SMOKE_ENCODERS)  # a causal one for the LMs
+
+
 def _smoke_pairs():
     for task in TASKS:
         reads = _reads_data_folder(task)
-        for encoder in ENCODERS:
+        for encoder in SMOKE_ENCODERS:
             # One xdist group per task: its pairs run on one worker, which prepares the data once.
             marks = [pytest.mark.slow, pytest.mark.xdist_group(f"smoke-{task}"), *([pytest.mark.realdata] if reads else [])]
             yield pytest.param(task, encoder, reads, marks=marks, id=f"{task}-{encoder}")
@@ -98,8 +134,8 @@ def _prepare_once(task: str, cfg):
 
 @pytest.mark.parametrize("task, encoder, reads_data", list(_smoke_pairs()))
 def test_smoke_run(task, encoder, reads_data, tmp_path, request, monkeypatch):
-    """Every task trains a few batches with every encoder (one test per pair: a failing
-    encoder hides no other); a causal head refuses a bidirectional encoder."""
+    """Every task trains a few batches with every kind of encoder (``SMOKE_ENCODERS``; one test
+    per pair: a failing encoder hides no other); a causal head refuses a bidirectional encoder."""
     # embedding.min_coverage=0: the fixtures' stand-in GloVe file (36 words) covers 9-25% of their vocabularies
     overrides = [f"task={task}", f"encoder={encoder}", "trainer=smoke", f"paths.runs_dir={tmp_path}", "embedding.min_coverage=0"]
     if reads_data:
