@@ -140,7 +140,7 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
-def paper_rows_first(cfg, encoders: list[str]) -> list[list[str]]:
+def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
     """The sweep's encoders in two groups, the paper's own rows, then our extra baselines: a
     group's runs all come before the next group's, so that when a session ends before the
     table is complete, what it did run is what the claims need."""
@@ -155,7 +155,7 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
     the group first (two copies of this script share them), then per encoder the remaining
     seeds at its chosen rate."""
     try:
-        for group in paper_rows_first(base, encoders):
+        for group in paper_then_ours(base, encoders):
             for enc in group:
                 for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
                     ensure(experiment, job, extra, False, committed)
@@ -208,7 +208,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
                     rows, items = rows + kept, items + kept_items
                     continue
-                committed.used.add((enc, folder.name))  # its committed rows, if any, are these rows
+                committed.use(enc, folder.name)  # its committed rows, if any, are these rows
                 rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}
@@ -303,8 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     committed = evidence.CommittedEvidence(csv_path, items_path)
     # Said up front: a results_dir without the committed CSV (a scratch folder) means every
     # committed run is trained again.
-    print(f"committed evidence: {len(committed.by_run)} runs in {csv_path}" if committed.by_run
-          else f"committed evidence: none ({csv_path} not found): every run of the protocol is trained here", flush=True)
+    if committed.by_run:
+        print(f"committed evidence: {len(committed.by_run)} runs in {csv_path}", flush=True)
+    else:
+        why = "has no rows" if committed.found else "not found"
+        print(f"committed evidence: none ({csv_path} {why}): every run of the protocol is trained here", flush=True)
     if not args.no_run:
         for experiment, base, encoders in plans:
             code = run_missing(experiment, base, encoders, overrides, committed)

@@ -12,6 +12,7 @@ bidirectional encoder with a ConfigError.
 """
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -56,18 +57,31 @@ def test_experiments_compose(experiment):
         assert paper_table(cfg.table.name)["rows"]
 
 
-def _task_yaml(task: str) -> dict:
-    """The task's YAML over the task files its defaults list (scitail_partial: scitail), read
-    without Hydra so collection stays fast; each smoke run checks what is read from it."""
-    spec = yaml.safe_load((CONF_DIR / "task" / f"{task}.yaml").read_text())
+@functools.cache
+def _own_yaml(group: str, name: str) -> dict:
+    return yaml.safe_load((CONF_DIR / group / f"{name}.yaml").read_text())
+
+
+def _parents(group: str, name: str) -> list[str]:
+    """The files of the same group that a config's defaults list builds it on (gru1: lstm1)."""
+    return [e for e in _own_yaml(group, name).get("defaults") or [] if isinstance(e, str) and e != "_self_"]
+
+
+def _config_yaml(group: str, name: str) -> dict:
+    """A config's YAML over the files of its group that its defaults list (scitail_partial:
+    scitail; gru1: lstm1: bilstm), read without Hydra so collection stays fast; each smoke run
+    checks what is read from it. ``defaults`` keeps the other groups' overrides it names."""
+    spec = _own_yaml(group, name)
     merged: dict = {"defaults": []}
-    for entry in spec.get("defaults") or []:
-        if isinstance(entry, str) and entry != "_self_":
-            merged = OmegaConf.to_container(OmegaConf.merge(merged, _task_yaml(entry)))
-        elif isinstance(entry, dict):
-            merged["defaults"].append(entry)
+    for parent in _parents(group, name):
+        merged = OmegaConf.to_container(OmegaConf.merge(merged, _config_yaml(group, parent)))
+    merged["defaults"] += [e for e in spec.get("defaults") or [] if isinstance(e, dict)]
     own = {k: v for k, v in spec.items() if k != "defaults"}
     return {**OmegaConf.to_container(OmegaConf.merge(merged, own)), "defaults": merged["defaults"]}
+
+
+def _task_yaml(task: str) -> dict:
+    return _config_yaml("task", task)
 
 
 def _reads_data_folder(task: str) -> bool:
@@ -77,29 +91,18 @@ def _reads_data_folder(task: str) -> bool:
     return bool(reader.files or reader.hub_id or {"override /embedding": "random"} not in spec["defaults"])
 
 
-def _encoder_yaml(name: str) -> dict:
-    """The encoder's YAML over the encoder files its defaults list (gru1: lstm1: bilstm)."""
-    spec = yaml.safe_load((CONF_DIR / "encoder" / f"{name}.yaml").read_text())
-    merged: dict = {}
-    for entry in spec.get("defaults") or []:
-        if isinstance(entry, str) and entry != "_self_":
-            merged = {**merged, **_encoder_yaml(entry)}
-    return {**merged, **{k: v for k, v in spec.items() if k != "defaults"}}
-
-
 def _smoke_encoders() -> list[str]:
     """One encoder config per class, direction and cell (the base config, else the first by name): the smoke runs check
     a task's wiring with each kind of encoder. The other configs of a kind differ in sizes and
     options (layers, MZU composition, where directions meet) that their own unit tests and the
     contract tests check; smoke-running every task with each of them too would add minutes to CI."""
     def depth(name: str) -> int:  # how many encoder files it inherits from: the base config first
-        parents = [e for e in yaml.safe_load((CONF_DIR / "encoder" / f"{name}.yaml").read_text()).get("defaults") or []
-                   if isinstance(e, str) and e != "_self_"]
+        parents = _parents("encoder", name)
         return 1 + depth(parents[0]) if parents else 0
 
     kinds: dict[tuple, str] = {}
     for name in sorted(ENCODERS, key=lambda e: (depth(e), e)):
-        spec = _encoder_yaml(name)
+        spec = _config_yaml("encoder", name)
         kinds.setdefault((spec["_target_"], spec.get("bidirectional"), spec.get("cell")), name)
     return sorted(kinds.values())
 
@@ -110,7 +113,7 @@ SMOKE_ENCODERS = _smoke_encoders()
 def test_every_kind_of_encoder_is_smoke_run():
     assert {"bilstm", "bigru", "gru1", "dt_gru", "dcu", "sim_dcu", "fhe", "rcrn"} <= set(SMOKE_ENCODERS)
     assert "3l_bilstm" not in SMOKE_ENCODERS and sum(e.startswith("mzu_") for e in SMOKE_ENCODERS) == 1
-    assert any(_encoder_yaml(e).get("bidirectional") is False for e in SMOKE_ENCODERS)  # a causal one for the LMs
+    assert any(_config_yaml("encoder", e).get("bidirectional") is False for e in SMOKE_ENCODERS)  # a causal one for the LMs
 
 
 def _smoke_pairs():

@@ -75,7 +75,7 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
             "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
     assert main(["synthetic_span_copy", *base]) == 0
-    assert "committed evidence: none" in capsys.readouterr().out  # a fresh results folder
+    assert "synthetic_span_copy.csv not found): every run" in capsys.readouterr().out  # a fresh results folder
     csv = tmp_path / "results" / "synthetic_span_copy.csv"
     first = csv.read_text().splitlines()
     assert main(["synthetic_span_copy", "--no-run", *base]) == 0  # run folders and committed rows agree
@@ -152,7 +152,7 @@ def test_the_papers_rows_run_before_our_extra_baselines():
     module = _module()
     cfg = compose_config(["experiment=dcu_table1_small"])
     assert module.sweep_of("dcu_table1_small", []) == ["lstm1", "gru1", "bilstm", "sim_dcu", "dcu"]
-    assert module.paper_rows_first(cfg, module.sweep_of("dcu_table1_small", [])) == [["lstm1", "gru1", "sim_dcu", "dcu"], ["bilstm"]]
+    assert module.paper_then_ours(cfg, module.sweep_of("dcu_table1_small", [])) == [["lstm1", "gru1", "sim_dcu", "dcu"], ["bilstm"]]
 
 
 def test_a_held_back_run_is_reported_once(capsys):

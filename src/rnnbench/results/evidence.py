@@ -148,7 +148,12 @@ class CommittedEvidence:
         self.by_run: dict[tuple[str, str], list[dict]] = {}
         for row in self.rows:
             self.by_run.setdefault((row["encoder"], row["run"]), []).append(row)
+        self.found = csv_path.exists()
         self.used: set[tuple[str, str]] = set()
+
+    def use(self, encoder: str, run: str) -> None:
+        """Mark a committed run as taken into the regenerated table (so it is not reported dropped)."""
+        self.used.add((encoder, run))
 
     def record(self, encoder: str, run: str, scale: float) -> dict | None:
         """A stand-in for the run's record, with what the protocol reads of it (dev scores,
@@ -163,7 +168,7 @@ class CommittedEvidence:
                 columns: set[str]) -> tuple[list[dict], list[dict]]:
         """The committed rows of a run for the table's ``columns``, relabelled as the current
         configs name them, and (when ``reported``) their per-item scores."""
-        self.used.add((encoder, run))
+        self.use(encoder, run)
         rows = [{**r, "model": model, "variant": variant, "phase": phase, "reported": "yes" if reported else "no"}
                 for r in self.by_run.get((encoder, run), []) if r["dataset"] in columns]
         items = []
