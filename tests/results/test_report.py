@@ -74,6 +74,24 @@ def test_a_run_stopped_at_its_cap_is_flagged_not_converged(tmp_path):
     assert "**no** (3 of 3 runs)" in md
 
 
+def test_a_verdict_against_a_row_stopped_at_the_epoch_cap_is_inconclusive(tmp_path):
+    claim = {"id": "c", "text": "t", "better": "rcrn", "worse": "3l_bilstm", "column": "TREC"}
+    # the losing row (3l_bilstm) was still improving at the cap in seed 2: the reproduction is not a finding
+    rows, items = _evidence(tmp_path / "a", **{"3l_bilstm": {"best_epoch": 20, "cap": 20}})
+    result = claims.evaluate("rcrn_table5", claim, rows, items)
+    assert result.t.excludes_zero() == 1 and result.verdict == "inconclusive"
+    assert "3l_bilstm stopped at the epoch cap in seed(s) 1, 2, 3" in result.note and "longer cap" in result.note
+    md = _render(tmp_path / "a", rows, items)[0].read_text()
+    assert "**inconclusive**: RCRN outperforms the 3L-BiLSTM" in md and "The intervals favour the other row" in md
+    # the winning row at the cap: the verdict stands, with a note
+    rows, items = _evidence(tmp_path / "b", rcrn={"best_epoch": 19, "cap": 20})
+    result = claims.evaluate("rcrn_table5", claim, rows, items)
+    assert result.verdict == "reproduced" and result.note == "rcrn stopped at the epoch cap in seed(s) 1, 2, 3 (not converged)"
+    # a cost claim does not depend on convergence
+    cost = claims.evaluate("rcrn_table5", {**claim, "quantity": "seconds_per_epoch", "relation": "equal"}, rows, items)
+    assert "epoch cap" not in cost.note
+
+
 def test_runs_of_two_versions_of_one_component_are_refused(tmp_path):
     rows, items = _evidence(tmp_path)
     rows[0]["versions"] = json.dumps({"encoder": "X:2", "training": "1"})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rnnbench.results import stats
+from rnnbench.results import evidence, stats
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
@@ -159,7 +159,33 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         result.verdict = equality_verdict(result.t, quantity)
         return result
     result.verdict = stats.verdict([result.t, result.bootstrap], better_is_higher=not lower)
+    if quantity == "test":
+        _weigh_convergence(result, {claim["better"]: better, claim["worse"]: worse})
     return result
+
+
+def _unconverged_seeds(runs: dict[int, dict], seeds: list[int]) -> list[int]:
+    return [s for s in seeds if runs[s].get("selected_epoch") not in (None, "") and evidence.not_converged(runs[s])]
+
+
+def _weigh_convergence(result: ClaimResult, runs: dict[str, dict[int, dict]]) -> None:
+    """A verdict against a row whose runs stopped at the epoch cap (their best dev epoch at the
+    cap: they may still have been improving) is not a finding about that model: it becomes
+    inconclusive, and says why. Runs at the cap on the winning side only get a note."""
+    loser = {stats.CONTRADICTED: result.claim["better"], stats.REPRODUCED: result.claim["worse"]}.get(result.verdict)
+    notes = []
+    for name, by_seed in runs.items():
+        capped = _unconverged_seeds(by_seed, result.seeds)
+        if not capped:
+            continue
+        seeds = ", ".join(map(str, capped))
+        if name == loser:
+            result.verdict = stats.INCONCLUSIVE
+            notes.append(f"the intervals favour the other row, but {name} stopped at the epoch cap in seed(s) {seeds} "
+                         f"(not converged): a longer cap could change it")
+        else:
+            notes.append(f"{name} stopped at the epoch cap in seed(s) {seeds} (not converged)")
+    result.note = "; ".join(n for n in (result.note, *notes) if n)
 
 
 def _cost_column(rows: list[dict], claim: dict) -> str:

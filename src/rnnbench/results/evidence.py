@@ -97,6 +97,14 @@ def read_csv(path: Path) -> list[dict]:
     return rows
 
 
+CONVERGENCE_MARGIN = 1  # a run whose selected epoch is within this many epochs of its cap is "not converged"
+
+
+def not_converged(row: dict) -> bool:
+    """The run's best dev epoch is at (or next to) its epoch cap: it may still have been improving."""
+    return int(row["selected_epoch"]) >= int(row["epoch_cap"]) - CONVERGENCE_MARGIN
+
+
 def dev_curve(row: dict) -> list[float | None]:
     return [float(v) if v else None for v in row["dev_curve"].split(";")] if row.get("dev_curve") else []
 

@@ -18,7 +18,9 @@ VERDICT_HELP = [
     "**reproduced**: every interval excludes 0 in the paper's direction; **contradicted**: every interval excludes 0",
     "the other way; **inconclusive**: an interval contains 0 (or the two disagree), so our runs cannot tell;",
     "**not run**: no runs of one of the two rows under the protocol yet; **data missing**: the dataset is not on",
-    "this machine. Cost claims (seconds, parameters) use the t interval over seeds only.",
+    "this machine. Cost claims (seconds, parameters) use the t interval over seeds only. A verdict against a row",
+    "whose runs stopped at the epoch cap (best dev epoch at the cap: not converged) is given as **inconclusive**,",
+    "with a note: a longer cap could change it.",
 ]
 
 

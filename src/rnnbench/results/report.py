@@ -18,9 +18,9 @@ from scipy import stats as sstats
 
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import claims as claims_mod
+from rnnbench.results.evidence import not_converged
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
-CONVERGENCE_MARGIN = 1  # a run whose selected epoch is within this many epochs of its cap is "not converged"
 
 
 class MixedVersions(RnnbenchError):
@@ -41,10 +41,6 @@ class CostRow:
     cap: int
     not_converged: int
     cpu_hours: float
-
-
-def not_converged(row: dict) -> bool:
-    return int(row["selected_epoch"]) >= int(row["epoch_cap"]) - CONVERGENCE_MARGIN
 
 
 def reported(rows: list[dict]) -> list[dict]:
@@ -171,7 +167,7 @@ def describe_result(r: claims_mod.ClaimResult, digits: int = 2) -> str:
     boot = f"; bootstrap over test items {fmt_interval(r.bootstrap, digits)}" if r.bootstrap else ""
     return (f"**{r.verdict}**: {c['text']} ({c['better']} {'<' if c.get('lower_is_better') else '>'} {c['worse']}, {what}; {c.get('cite', '')}). "
             f"Ours, {c['better']} − {c['worse']} over {len(r.seeds)} paired seeds: {fmt_interval(r.t, digits)}{boot}."
-            + (f" {r.note}." if r.note else ""))
+            + (f" {r.note[0].upper()}{r.note[1:]}." if r.note else ""))
 
 
 def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path) -> Path | None:
