@@ -234,10 +234,10 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
     """How our numbers were obtained: from the configs and the evidence rows."""
     if not rows:
         return ["No finished runs yet."]
-    # The protocol and trainer described are those of the first experiment with runs (DCU Table 1:
-    # the CPU-sized "small" variant, not the paper-sized experiment listed first).
-    first = next((cfg for _, cfg, _ in plans if any(r["variant"] == (cfg.table.variant or "") for r in rows)), plans[0][1])
-    t = first.trainer
+    # The embeddings described are those of the first experiment with runs (DCU Table 1: the
+    # CPU-sized "small" variant, not the paper-sized experiment listed first).
+    with_runs = [(name, cfg) for name, cfg, _ in plans if any(r["variant"] == (cfg.table.variant or "") for r in rows)] or [plans[0][:2]]
+    first = with_runs[0][1]
     seeds = sorted({int(r["seed"]) for r in rows if r["reported"] == "yes"})
     commits = sorted({r["commit"][:12] for r in rows})
     hardware = sorted({f"{r['hardware']} ({r['device']})" for r in rows})
@@ -245,13 +245,27 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
         f"Ours: test split, best epoch chosen on dev; embeddings {first.embedding.name} "
         f"({'frozen' if (first.embedding.freeze if first.embedding.freeze is not None else first.task.get('freeze_embeddings')) else 'trained'}); "
         f"reported seeds {', '.join(map(str, seeds))}.",
-        protocol.describe(first.table.protocol, t.lr, t.epochs, t.patience, t.num_threads)
-        + (f" At most {t.max_batches} batches per epoch." if t.max_batches else "")
-        + f" {t.optimizer}, batch {t.batch_size}.",
+        *protocol_notes(with_runs),
         f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
     ]
     notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
     return notes
+
+
+def protocol_notes(experiments) -> list[str]:
+    """The budget rule of the experiments with runs: one sentence when they share it (MZU Table
+    6's two domains), else one per experiment, named, so no table states a cap some runs did not have."""
+    def sentence(cfg) -> str:
+        t = cfg.trainer
+        return (protocol.describe(cfg.table.protocol, t.lr, t.epochs, t.patience, t.num_threads)
+                + (f" At most {t.max_batches} batches per epoch." if t.max_batches else "") + f" {t.optimizer}, batch {t.batch_size}.")
+
+    by_sentence: dict[str, list[str]] = {}
+    for name, cfg in experiments:
+        by_sentence.setdefault(sentence(cfg), []).append(name)
+    if len(by_sentence) == 1:
+        return list(by_sentence)
+    return [f"{', '.join(names)}: {text}" for text, names in by_sentence.items()]
 
 
 def stale_runs(plans, rows: list[dict]) -> list[str]:

@@ -196,3 +196,18 @@ def test_the_papers_rows_finish_before_our_baselines_start(monkeypatch):
     first_ours = next(i for i, (enc, _) in enumerate(order) if enc == "bilstm")
     assert {(enc, seed) for enc, seed in order[:first_ours]} == {(enc, s) for enc in ("lstm1", "dcu") for s in (1, 2, 3)}
     assert {seed for enc, seed in order[first_ours:]} == {1, 2, 3}
+
+
+def test_footnotes_name_each_experiments_protocol_when_they_differ():
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    names = ("mzu_table6_restaurant", "mzu_table6_laptop")
+    row = {"variant": "", "seed": "1", "reported": "yes", "commit": "0" * 40, "hardware": "cpu", "device": "cpu"}
+    same = [(name, compose_config([f"experiment={name}"]), []) for name in names]
+    notes = module.footnotes(same, [row])
+    assert sum("Protocol, the same for every encoder" in n for n in notes) == 1 and "at most 20 epochs" in notes[1]
+    longer = [same[0], (names[1], compose_config([f"experiment={names[1]}", "trainer.epochs=40"]), [])]
+    notes = module.footnotes(longer, [row])
+    assert notes[1].startswith("mzu_table6_restaurant: Protocol") and "at most 20 epochs" in notes[1]
+    assert notes[2].startswith("mzu_table6_laptop: Protocol") and "at most 40 epochs" in notes[2]
