@@ -22,7 +22,6 @@ from rnnbench.results.evidence import not_converged
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
 
-
 class MixedVersions(RnnbenchError):
     """A table's reported runs were made by different versions of one component."""
 
