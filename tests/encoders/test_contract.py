@@ -70,7 +70,7 @@ def test_padding_invariance(name):
 def test_gradients_reach_every_parameter(name):
     enc = make(name).train()
     x, mask, ctx = batch([6, 5, 3], seed=2)
-    out = enc(x, mask, ctx)
+    out = enc(x.requires_grad_(True), mask, ctx)  # the input too: an encoder may have no parameters (none)
     loss = out.states.pow(2).sum()
     if out.aux_loss is not None:
         loss = loss + out.aux_loss

@@ -151,8 +151,8 @@ def test_the_papers_rows_run_before_our_extra_baselines():
 
     module = _module()
     cfg = compose_config(["experiment=dcu_table1_small"])
-    assert module.sweep_of("dcu_table1_small", []) == ["lstm1", "gru1", "bilstm", "sim_dcu", "dcu"]
-    assert module.paper_then_ours(cfg, module.sweep_of("dcu_table1_small", [])) == [["lstm1", "gru1", "sim_dcu", "dcu"], ["bilstm"]]
+    assert module.sweep_of("dcu_table1_small", []) == ["lstm1", "gru1", "none", "bilstm", "sim_dcu", "dcu"]
+    assert module.paper_then_ours(cfg, module.sweep_of("dcu_table1_small", [])) == [["lstm1", "gru1", "none", "sim_dcu", "dcu"], ["bilstm"]]
 
 
 def test_a_held_back_run_is_reported_once(capsys):

@@ -297,7 +297,11 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     precision = Precision(t.precision, device)
     if precision.enabled:
         keep_encoder_float32(model.encoder, device.type)  # the recurrence stays in float32
-    optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if not trainable:  # e.g. encoder=none under a head with no weights of its own: training would change nothing
+        raise ConfigError(f"nothing to train: task={cfg.task.name} with encoder={cfg.encoder.name} has no trainable parameters "
+                          "(frozen embeddings, no encoder weights, a head without weights); use an encoder with weights or embedding.freeze=false")
+    optimizer = build_optimizer(cfg, trainable)
     splits = _truncated(data.splits, data.fields, t.truncate)
     run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say)
     n_params = model.encoder.num_parameters()
