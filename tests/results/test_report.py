@@ -176,3 +176,22 @@ def test_a_claim_on_the_papers_rows_is_tested_on_our_one_variant_and_cost_from_a
     assert cost.paper == (12, 18)  # the paper's own rows' minutes per epoch
     rows = [r for r in rows if r["encoder"] != "lstm1"]
     assert claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE"}, rows, items).verdict == "not run"
+
+
+def test_a_time_claim_between_runs_timed_differently_is_inconclusive(tmp_path):
+    """Seconds per epoch compare only runs on the same device and processor with the same thread count."""
+    rows = []
+    for encoder, model, seconds, threads in (("dcu", "DCU", 2.0, 1), ("lstm1", "LSTM", 5.0, 2)):
+        for seed in (1, 2, 3):
+            rec = _record(tmp_path, encoder, seed, 0.4, 0.4)
+            rec["seconds_per_epoch"], rec["config"]["trainer"]["num_threads"] = seconds + seed * 0.1, threads
+            rows += evidence.evidence_rows(rec, model, None, {"RACE": "accuracy"}, 100.0, "final", True)
+    claim = {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE", "quantity": "seconds_per_epoch", "lower_is_better": True}
+    cost = claims.evaluate("dcu_table1", claim, rows, [])
+    assert cost.verdict == "inconclusive" and cost.t.mean == pytest.approx(-3.0)
+    assert "timed under different conditions (cpu Test CPU, 1 thread(s); cpu Test CPU, 2 thread(s))" in cost.note
+    for r in rows:
+        r["threads"] = 1
+    assert claims.evaluate("dcu_table1", claim, rows, []).verdict == "reproduced"
+    rows[0]["hardware"] = "Other CPU"  # an equality claim too
+    assert claims.evaluate("dcu_table1", {**claim, "relation": "equal"}, rows, []).verdict == "inconclusive"

@@ -155,6 +155,8 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         result.verdict = stats.INCONCLUSIVE
         result.note = "; ".join(n for n in (note, f"{len(seeds)} paired seed(s): no interval") if n)
         return result
+    if quantity in TIMED and _timed_differently(result, [*(better[s] for s in seeds), *(worse[s] for s in seeds)]):
+        return result
     if claim.get("relation") == "equal":
         result.verdict = equality_verdict(result.t, quantity)
         return result
@@ -162,6 +164,21 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if quantity == "test":
         _weigh_convergence(result, {claim["better"]: better, claim["worse"]: worse})
     return result
+
+
+TIMED = {"seconds_per_epoch", "inference_seconds_per_example"}
+
+
+def _timed_differently(result: ClaimResult, runs: list[dict]) -> bool:
+    """Times compare only runs timed alike: on one kind of device and processor, with one thread
+    count. A time claim whose paired runs differ in any of these is inconclusive, and says how."""
+    conditions = {(r.get("device", ""), r.get("hardware", ""), str(r.get("threads", ""))) for r in runs}
+    if len(conditions) < 2:
+        return False
+    result.verdict = stats.INCONCLUSIVE
+    described = "; ".join(f"{d or '?'} {h or '?'}, {t or 'default'} thread(s)" for d, h, t in sorted(conditions))
+    result.note = "; ".join(n for n in (result.note, f"timed under different conditions ({described}): the times do not compare") if n)
+    return True
 
 
 def _unconverged_seeds(runs: dict[int, dict], seeds: list[int]) -> list[int]:

@@ -20,7 +20,8 @@ VERDICT_HELP = [
     "**not run**: no runs of one of the two rows under the protocol yet; **data missing**: the dataset is not on",
     "this machine. Cost claims (seconds, parameters) use the t interval over seeds only. A verdict against a row",
     "whose runs stopped at the epoch cap (best dev epoch at the cap: not converged) is given as **inconclusive**,",
-    "with a note: a longer cap could change it.",
+    "with a note: a longer cap could change it. A time claim whose paired runs were timed differently (another",
+    "device, processor or thread count) is **inconclusive**: the times do not compare.",
 ]
 
 
