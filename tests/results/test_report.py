@@ -192,6 +192,27 @@ def test_a_time_claim_between_runs_timed_differently_is_inconclusive(tmp_path):
     assert "timed under different conditions (cpu Test CPU, 1 thread(s); cpu Test CPU, 2 thread(s))" in cost.note
     for r in rows:
         r["threads"] = 1
-    assert claims.evaluate("dcu_table1", claim, rows, []).verdict == "reproduced"
+    alike = claims.evaluate("dcu_table1", claim, rows, [])
+    assert alike.verdict == "reproduced" and "timed here on cpu Test CPU, 1 thread(s)" in alike.note
     rows[0]["hardware"] = "Other CPU"  # an equality claim too
     assert claims.evaluate("dcu_table1", {**claim, "relation": "equal"}, rows, []).verdict == "inconclusive"
+
+
+def test_a_claim_of_size_needs_the_factor_not_only_the_direction(tmp_path):
+    """"Dramatically faster" (min_factor 2): 4% faster in every seed is the right direction and still contradicts it."""
+    def rows_for(fast: float, slow: float) -> list[dict]:
+        rows = []
+        for encoder, model, seconds in (("sim_dcu", "Sim-DCU", fast), ("gru1", "GRU", slow)):
+            for seed in (1, 2, 3):
+                rec = _record(tmp_path / f"{fast}-{slow}", encoder, seed, 0.4, 0.4)
+                rec["seconds_per_epoch"] = seconds * (1 + seed / 100)
+                rows += evidence.evidence_rows(rec, model, None, {"RACE": "accuracy"}, 100.0, "final", True)
+        return rows
+
+    claim = {"id": "c", "text": "t", "better": "sim_dcu", "worse": "gru1", "column": "RACE", "quantity": "seconds_per_epoch",
+             "lower_is_better": True, "min_factor": 2}
+    slightly = claims.evaluate("dcu_table1", claim, rows_for(100.0, 104.0), [])
+    assert slightly.verdict == "contradicted" and "sim_dcu is 1.04x as fast [1.04, 1.04] over 3 paired seeds; the claim needs 2x" in slightly.note
+    direction_only = {k: v for k, v in claim.items() if k != "min_factor"}
+    assert claims.evaluate("dcu_table1", direction_only, rows_for(100.0, 104.5), []).verdict == "reproduced"
+    assert claims.evaluate("dcu_table1", claim, rows_for(100.0, 400.0), []).verdict == "reproduced"

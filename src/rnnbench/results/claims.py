@@ -9,6 +9,7 @@ verdict needs every interval to agree (see ``rnnbench.results.stats``).
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 
@@ -160,6 +161,9 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if claim.get("relation") == "equal":
         result.verdict = equality_verdict(result.t, quantity)
         return result
+    if claim.get("min_factor"):
+        _judge_factor(result, [value(better[s]) for s in seeds], [value(worse[s]) for s in seeds], float(claim["min_factor"]), lower)
+        return result
     result.verdict = stats.verdict([result.t, result.bootstrap], better_is_higher=not lower)
     if quantity == "test":
         _weigh_convergence(result, {claim["better"]: better, claim["worse"]: worse})
@@ -169,14 +173,28 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
 TIMED = {"seconds_per_epoch", "inference_seconds_per_example"}
 
 
+def _judge_factor(result: ClaimResult, better: list[float], worse: list[float], factor: float, lower: bool) -> None:
+    """A claim of size ("dramatically faster", min_factor 2): the better row must beat the worse
+    by at least that factor, not merely in direction. The t interval over seeds of the log ratio
+    (worse / better where lower is better) decides: above log(factor) reproduced, below it
+    contradicted, across it inconclusive."""
+    ratios = [w / b if lower else b / w for b, w in zip(better, worse)]
+    logs = stats.paired_t_interval([math.log(r) for r in ratios], [math.log(factor)] * len(ratios))
+    result.verdict = stats.verdict([logs])
+    mean, low, high = (math.exp(math.log(factor) + v) for v in (logs.mean, logs.low, logs.high))
+    said = f"{result.claim['better']} is {mean:.2f}x as {'fast' if lower else 'good'} [{low:.2f}, {high:.2f}] over {len(ratios)} paired seeds; the claim needs {factor:g}x"
+    result.note = "; ".join(n for n in (result.note, said) if n)
+
+
 def _timed_differently(result: ClaimResult, runs: list[dict]) -> bool:
     """Times compare only runs timed alike: on one kind of device and processor, with one thread
     count. A time claim whose paired runs differ in any of these is inconclusive, and says how."""
     conditions = {(r.get("device", ""), r.get("hardware", ""), str(r.get("threads", ""))) for r in runs}
-    if len(conditions) < 2:
+    described = "; ".join(f"{d or '?'} {h or '?'}, {t or 'default'} thread(s)" for d, h, t in sorted(conditions))
+    if len(conditions) < 2:  # the verdict holds for this hardware: say which (the paper's is its own)
+        result.note = "; ".join(n for n in (result.note, f"timed here on {described}") if n)
         return False
     result.verdict = stats.INCONCLUSIVE
-    described = "; ".join(f"{d or '?'} {h or '?'}, {t or 'default'} thread(s)" for d, h, t in sorted(conditions))
     result.note = "; ".join(n for n in (result.note, f"timed under different conditions ({described}): the times do not compare") if n)
     return True
 

@@ -21,7 +21,8 @@ VERDICT_HELP = [
     "this machine. Cost claims (seconds, parameters) use the t interval over seeds only. A verdict against a row",
     "whose runs stopped at the epoch cap (best dev epoch at the cap: not converged) is given as **inconclusive**,",
     "with a note: a longer cap could change it. A time claim whose paired runs were timed differently (another",
-    "device, processor or thread count) is **inconclusive**: the times do not compare.",
+    "device, processor or thread count) is **inconclusive**: the times do not compare. A claim of size (\"dramatically",
+    "faster\", 4 vs 16 min) is judged on the ratio against the factor its registry entry states (min_factor).",
 ]
 
 
