@@ -216,3 +216,33 @@ def test_a_claim_of_size_needs_the_factor_not_only_the_direction(tmp_path):
     direction_only = {k: v for k, v in claim.items() if k != "min_factor"}
     assert claims.evaluate("dcu_table1", direction_only, rows_for(100.0, 104.5), []).verdict == "reproduced"
     assert claims.evaluate("dcu_table1", claim, rows_for(100.0, 400.0), []).verdict == "reproduced"
+
+
+def test_a_table_of_two_experiments_states_each_ones_learning_rate_choice():
+    """MZU Table 6 chose a rate per domain: one footnote line per domain, never the two domains' dev scores mixed."""
+    rows = []
+    for dataset, best in (("Restaurant-DS", 1e-3), ("Laptop-DS", 5e-4)):
+        for lr in (1e-3, 5e-4):
+            for seed in (1, 2):
+                rows.append({"model": "GRU", "encoder": "dt_gru", "variant": "", "dataset": dataset, "metric": "accuracy", "lr": lr,
+                             "phase": "select", "dev": 70.0 if lr == best else 60.0, "reported": "yes" if lr == best else "no"})
+    lines = report.selection_lines(rows, 1, "accuracy")
+    assert lines == ["Learning rate of `dt_gru` on Restaurant-DS, mean dev accuracy over the selection seeds: 0.001: 70.0 (chosen), 0.0005: 60.0.",
+                     "Learning rate of `dt_gru` on Laptop-DS, mean dev accuracy over the selection seeds: 0.001: 60.0, 0.0005: 70.0 (chosen)."]
+    one = report.selection_lines([r for r in rows if r["dataset"] == "Laptop-DS"], 1, "accuracy")
+    assert one == ["Learning rate of `dt_gru`, mean dev accuracy over the selection seeds: 0.001: 60.0, 0.0005: 70.0 (chosen)."]
+
+
+def test_the_cost_table_names_each_datasets_rate_and_cap_where_they_differ():
+    rows = []
+    for dataset, lr, cap in (("Restaurant-DS", 1e-3, 20), ("Laptop-DS", 5e-4, 40)):
+        for seed in (1, 2):
+            for column in (dataset, dataset.replace("DS", "HDS")):
+                rows.append({"model": "GRU", "encoder": "dt_gru", "variant": "", "dataset": column, "metric": "accuracy", "seed": seed,
+                             "lr": lr, "phase": "final", "reported": "yes", "dev": 70.0, "test": 60.0, "selected_epoch": 5,
+                             "epoch_cap": cap, "epochs_run": 10, "seconds_per_epoch": 2.0, "inference_seconds_per_example": "",
+                             "parameters": 10, "threads": 1, "run": f"{dataset}-s{seed}"})
+    (cost,) = report.cost_rows(rows, {})
+    assert cost.lr == "0.001 (Restaurant-DS), 0.0005 (Laptop-DS)" and cost.cap == "20 (Restaurant-DS), 40 (Laptop-DS)"
+    (one,) = report.cost_rows([r for r in rows if r["dataset"].startswith("Laptop")], {})
+    assert one.lr == "0.0005" and one.cap == "40" and one.selected == [5, 5]

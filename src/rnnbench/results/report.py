@@ -31,13 +31,13 @@ class CostRow:
     model: str
     encoder: str
     variant: str
-    lr: float
+    lr: str  # the chosen rate; one per dataset, named, where a table's experiments chose differently
     seeds: list[int]
     parameters: int
     seconds_per_epoch: float
     ms_per_example: float | None
     selected: list[int]
-    cap: int
+    cap: str  # the epoch cap; one per dataset, named, where a table's experiments differ in it
     not_converged: int
     cpu_hours: float
 
@@ -70,21 +70,35 @@ def cpu_hours(rows: list[dict]) -> float:
     return total / 3600
 
 
+def _per_dataset(runs, value) -> str:
+    """One value (``0.001``), or one per dataset where the runs differ (``0.001 (Restaurant-DS), 0.0005 (Laptop-DS)``):
+    a table of several experiments (MZU Table 6's two domains) chose a rate and set a cap in each."""
+    by_dataset: dict[str, str] = {}
+    for r in runs:
+        by_dataset.setdefault(r["dataset"], value(r))
+    if len(set(by_dataset.values())) == 1:
+        return next(iter(by_dataset.values()))
+    return ", ".join(f"{v} ({d})" for d, v in by_dataset.items())
+
+
 def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostRow]:
     out = []
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in reported(rows):
         groups.setdefault((r["encoder"], r["variant"]), []).append(r)
     for (enc, variant), rs in groups.items():
-        by_run = {r["run"]: r for r in rs}.values()  # one row per run (a run fills several columns)
+        first: dict[str, dict] = {}
+        for r in rs:
+            first.setdefault(r["run"], r)
+        by_run = first.values()  # one row per run, its first column (a run fills several; its cost is the same in each)
         inference = [float(r["inference_seconds_per_example"]) for r in by_run if r["inference_seconds_per_example"] != ""]
         all_runs = [r for r in rows if r["encoder"] == enc and r["variant"] == variant]
         out.append(CostRow(
-            model=names.get((enc, variant), enc), encoder=enc, variant=variant, lr=float(rs[0]["lr"]),
+            model=names.get((enc, variant), enc), encoder=enc, variant=variant, lr=_per_dataset(by_run, lambda r: f"{float(r['lr']):g}"),
             seeds=sorted({int(r["seed"]) for r in by_run}), parameters=int(rs[0]["parameters"]),
             seconds_per_epoch=statistics.fmean(float(r["seconds_per_epoch"]) for r in by_run),
             ms_per_example=statistics.fmean(inference) * 1000 if inference else None,
-            selected=sorted(int(r["selected_epoch"]) for r in by_run), cap=int(rs[0]["epoch_cap"]),
+            selected=sorted(int(r["selected_epoch"]) for r in by_run), cap=_per_dataset(by_run, lambda r: str(int(r["epoch_cap"]))),
             not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs)))
     return out
 
@@ -111,21 +125,24 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
             cis.append(f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "–")
         ms = f"{c.ms_per_example:.2f}" if c.ms_per_example is not None else "–"
         conv = "yes" if not c.not_converged else f"**no** ({c.not_converged} of {len(c.seeds)} runs)"
-        lines.append(f"| {c.model} | {c.lr:g} | {len(c.seeds)} | " + " | ".join(cis)
+        lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
                      + f" | {c.parameters:,} | {c.seconds_per_epoch:.1f} | {ms} | {', '.join(map(str, c.selected))} / {c.cap} | {conv} | {c.cpu_hours:.2f} |")
     return ["## Cost and trust", "", *head, *lines, ""]
 
 
 def selection_lines(rows: list[dict], digits: int, select_metric: str | None = None) -> list[str]:
     """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds, of
-    the metric runs select on (a table's other columns are not what chose the rate)."""
+    the metric runs select on (a table's other columns are not what chose the rate). A table of
+    several experiments (MZU Table 6's two domains, RCRN Table 1's) chose a rate in each: one
+    line per encoder and dataset, named by the dataset."""
     if select_metric is not None:
         rows = [r for r in rows if r["metric"] == select_metric] or rows
     out = []
-    groups: dict[tuple[str, str, str], dict[float, list[float]]] = {}
-    chosen: dict[tuple[str, str, str], float] = {}
+    groups: dict[tuple[str, str, str, str], dict[float, list[float]]] = {}
+    chosen: dict[tuple[str, str, str, str], float] = {}
+    several = len({r["dataset"] for r in rows if r["phase"] == "select"}) > 1
     for r in rows:
-        key = (r["model"], r["encoder"], r["variant"])
+        key = (r["model"], r["encoder"], r["variant"], r["dataset"] if several else "")
         if r["phase"] == "select" and r["dev"] != "":
             groups.setdefault(key, {}).setdefault(float(r["lr"]), []).append(float(r["dev"]))
         if r["reported"] == "yes":
@@ -135,7 +152,8 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
             continue
         parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
         metric = f" {select_metric}" if select_metric else ""
-        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}, mean dev{metric} over the selection seeds: {parts}.")
+        where = f" on {key[3]}" if key[3] else ""
+        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}{where}, mean dev{metric} over the selection seeds: {parts}.")
     return out
 
 
