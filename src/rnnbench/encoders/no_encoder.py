@@ -12,9 +12,7 @@ Options (conf/encoder/none.yaml):
 """
 from __future__ import annotations
 
-import torch
-
-from rnnbench.encoders.base import Encoder, EncoderOutput
+from rnnbench.encoders.base import Encoder, EncoderOutput, zero_padding
 
 
 class NoEncoder(Encoder):
@@ -26,4 +24,4 @@ class NoEncoder(Encoder):
         super().__init__(input_size, input_size)
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
-        return EncoderOutput(states=torch.where(mask.unsqueeze(-1), x, torch.zeros_like(x)))  # padding may hold anything
+        return EncoderOutput(states=zero_padding(x, mask))  # padding may hold any (finite) input

@@ -19,6 +19,7 @@ from rnnbench.results import evidence, stats
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
+TIMED = {"seconds_per_epoch", "inference_seconds_per_example"}  # compared only between runs timed alike
 COST_METRICS = {"seconds", "parameters"}  # the metrics of a cost benchmark's rows (RCRN Table 10)
 
 
@@ -168,9 +169,6 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if quantity == "test":
         _weigh_convergence(result, {claim["better"]: better, claim["worse"]: worse})
     return result
-
-
-TIMED = {"seconds_per_epoch", "inference_seconds_per_example"}
 
 
 def _judge_factor(result: ClaimResult, better: list[float], worse: list[float], factor: float, lower: bool) -> None:
