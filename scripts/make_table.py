@@ -331,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     # Assemble from whatever has finished now (a parallel copy may have finished more), through the
     # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
     rows, items = collect(plans, overrides, built, committed, run=not args.no_run)
+    scope = {(column, cfg.table.variant or "") for _, cfg, _ in plans
+             for column in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})]}
+    other_rows, other_items = committed.outside(scope)  # another experiment's columns: kept as committed
+    rows, items = rows + other_rows, items + other_items
     if rows:
         evidence.write_csv(csv_path, rows)
         if items:
@@ -348,10 +352,15 @@ def main(argv: list[str] | None = None) -> int:
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
     notes = footnotes(plans, rows)
     stale = stale_runs(plans, rows)
+    superseded = evidence.superseded_path(csv_path)
     dropped = committed.unused() if rows else []
     if dropped:
-        notes.append(f"{len(dropped)} run(s) of the previously committed evidence were dropped: the current configs (component "
-                     f"versions, data or config) no longer select them: {', '.join(dropped)}.")
+        evidence.record_superseded(superseded, committed.unused_rows(), datetime.datetime.now(datetime.timezone.utc).date().isoformat())
+        print(f"{len(dropped)} committed run(s) are no longer selected by the current configs (component versions, data or "
+              f"config): moved to {superseded}: {', '.join(dropped)}", flush=True)
+    note = evidence.superseded_note(superseded, rows)
+    if note:
+        notes.append(note)
     if stale:
         notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")

@@ -96,12 +96,18 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     assert main(["synthetic_span_copy", "--no-run", *base, "--set", "table.protocol.seeds=[1,2]"]) == 0
     assert csv.read_text().splitlines() == rows  # regenerated from the committed rows alone
 
-    # another config (a different encoder width): the committed runs are not its runs
+    # another config (a different encoder width): the committed runs are not its runs; they
+    # move to the superseded-runs file, named on every regeneration, not only the first
     assert main(["synthetic_span_copy", *base, "--set", "encoder.hidden_size=8"]) == 0
-    assert "== synthetic_span_copy: bilstm seed 1" in capsys.readouterr().out
-    md = (tmp_path / "results" / "synthetic_span_copy.md").read_text()
-    assert "2 run(s) of the previously committed evidence were dropped" in md
+    out = capsys.readouterr().out
+    assert "== synthetic_span_copy: bilstm seed 1" in out and "2 committed run(s) are no longer selected" in out
     assert len(csv.read_text().splitlines()) == 1 + 2
+    superseded = tmp_path / "results" / "synthetic_span_copy.superseded.csv"
+    assert set(rows[1:]) == {line.rsplit(",", 1)[0] for line in superseded.read_text().splitlines()[1:]}
+    for _ in range(2):
+        assert main(["synthetic_span_copy", "--no-run", *base, "--set", "encoder.hidden_size=8"]) == 0
+        md = (tmp_path / "results" / "synthetic_span_copy.md").read_text()
+        assert "Superseded runs, not in this table" in md and "(bilstm 2)" in md
 
 
 def _module():

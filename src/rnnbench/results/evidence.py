@@ -187,6 +187,69 @@ class CommittedEvidence:
                      if (i["model"], i["variant"]) in old and (i["dataset"], i["seed"]) in seeds]
         return rows, items
 
+    def outside(self, scope: set[tuple[str, str]]) -> tuple[list[dict], list[dict]]:
+        """Committed rows (and their per-item scores) of columns that the experiments being
+        assembled do not fill, ``scope`` being their (dataset, variant) pairs: another
+        experiment of the same table (MZU Table 6's other domain), carried over untouched."""
+        rows = [r for r in self.rows if (r["dataset"], r["variant"]) not in scope]
+        for row in rows:
+            self.use(row["encoder"], row["run"])
+        items = [i for i in self.items if (i["dataset"], i["variant"]) not in scope]
+        return rows, items
+
     def unused(self) -> list[str]:
         """Committed runs the current configs no longer select (dropped from the regenerated table)."""
         return sorted({run for (encoder, run) in self.by_run if (encoder, run) not in self.used})
+
+    def unused_rows(self) -> list[dict]:
+        return [r for key, rows in self.by_run.items() if key not in self.used for r in rows]
+
+
+# Runs dropped from a table because its configs changed (a new cap, thread count, component
+# version) are not deleted: their rows move to ``<table>.superseded.csv`` with the date they
+# left, so a reader sees every run ever reported without digging in the git history.
+SUPERSEDED_FIELDS = [*FIELDS, "superseded_on"]
+
+
+def superseded_path(csv_path: Path) -> Path:
+    return csv_path.with_name(f"{csv_path.stem}.superseded.csv")
+
+
+def read_superseded(path: Path) -> list[dict]:
+    return read_csv(path) if path.exists() else []
+
+
+def record_superseded(path: Path, rows: list[dict], when: str) -> list[dict]:
+    """Add the rows of dropped runs to a table's superseded-runs file (rows already there keep
+    their date); returns the file's rows."""
+    def key(row):
+        return row["encoder"], row["run"], row["dataset"], row["metric"]
+
+    kept = read_superseded(path)
+    known = {key(r) for r in kept}
+    kept += [{**r, "superseded_on": when} for r in rows if key(r) not in known]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, SUPERSEDED_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in sorted(kept, key=lambda r: (r["superseded_on"], *_sort_key(r), r["run"])):
+        writer.writerow({k: _fmt(row.get(k, "")) for k in SUPERSEDED_FIELDS})
+    path.write_text(buffer.getvalue())
+    return kept
+
+
+def superseded_note(path: Path, current: list[dict]) -> str | None:
+    """The footnote naming a table's superseded runs (those not back in ``current``), by date
+    and encoder, or None when there are none."""
+    live = {(r["encoder"], r["run"]) for r in current}
+    runs: dict[str, dict[str, set[str]]] = {}
+    for row in read_superseded(path):
+        if (row["encoder"], row["run"]) not in live:
+            runs.setdefault(row["superseded_on"], {}).setdefault(row["encoder"], set()).add(row["run"])
+    if not runs:
+        return None
+    parts = []
+    for when, by_encoder in sorted(runs.items()):
+        count = sum(len(v) for v in by_encoder.values())
+        parts.append(f"{count} on {when} ({', '.join(f'{enc} {len(v)}' for enc, v in sorted(by_encoder.items()))})")
+    return (f"Superseded runs, not in this table (their configs changed since; their evidence rows are kept in "
+            f"{path.name}): {'; '.join(parts)}.")
