@@ -25,7 +25,7 @@ from pathlib import Path
 
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
-from rnnbench.errors import RnnbenchError, RunInProgress
+from rnnbench.errors import ConfigError, RnnbenchError, RunInProgress
 from rnnbench.results import evidence, protocol, report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
@@ -130,6 +130,16 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
               committed: evidence.CommittedEvidence) -> tuple[float | None, dict]:
     """The encoder's learning rate under the protocol, and {lr: [dev scores]} it was chosen on
     (None while a selection run is missing)."""
+    source = protocol.borrowed(base.table.protocol)
+    if source:  # another experiment's choice: its selection runs (run here if missing and `run`)
+        if source == experiment:
+            raise ConfigError(f"experiment {experiment}: table.protocol.lr_from names the experiment itself; "
+                                "name another experiment of the table, or remove lr_from")
+        other = compose_config([f"experiment={source}", *extra])
+        if other.table.name != base.table.name or protocol.borrowed(other.table.protocol):
+            raise ConfigError(f"experiment {experiment}: table.protocol.lr_from={source} must name an experiment of the "
+                                f"same table ({base.table.name}) that selects its own learning rate")
+        return chosen_lr(source, other, encoder, extra, wait, run, committed)
     select, lower = base.task.select_metric, base.task.get("select_mode", "max") == "min"
     dev_by_lr: dict[float, list[float]] = {}
     for job in protocol.selection_jobs(encoder, base.table.protocol, base.trainer.lr):
@@ -330,7 +340,11 @@ def main(argv: list[str] | None = None) -> int:
 
     # Assemble from whatever has finished now (a parallel copy may have finished more), through the
     # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
-    rows, items = collect(plans, overrides, built, committed, run=not args.no_run)
+    try:
+        rows, items = collect(plans, overrides, built, committed, run=not args.no_run)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     scope = {(column, cfg.table.variant or "") for _, cfg, _ in plans
              for column in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})]}
     other_rows, other_items = committed.outside(scope)  # another experiment's columns: kept as committed

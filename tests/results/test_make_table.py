@@ -6,6 +6,7 @@ import importlib.util
 import pytest
 
 from rnnbench.compose import CONF_DIR
+from rnnbench.results import evidence
 
 SCRIPT = CONF_DIR.parent / "scripts" / "make_table.py"
 
@@ -217,3 +218,28 @@ def test_footnotes_name_each_experiments_protocol_when_they_differ():
     notes = module.footnotes(longer, [row])
     assert notes[1].startswith("mzu_table6_restaurant: Protocol") and "at most 20 epochs" in notes[1]
     assert notes[2].startswith("mzu_table6_laptop: Protocol") and "at most 40 epochs" in notes[2]
+
+
+@pytest.mark.slow
+def test_a_domain_takes_its_rate_from_another_experiments_selection(real_data, tmp_path, capsys):
+    """RCRN Table 1: Apparel's selection runs choose each encoder's rate; MR runs only its seeds,
+    at that rate, and says so under the table. An experiment naming itself is a one-line error."""
+    main = _make_table()
+    base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
+            "--set", "table.protocol.seeds=[1]", "--set", "table.protocol.select_seeds=1",
+            "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    # the grid only in Apparel (MR has none): one selection run per rate there, then MR's seed
+    assert main(["rcrn_table1_mr", "rcrn_table1_apparel", *base, "--set", "table.protocol.lr_grid=[1e-3,3e-4]"]) == 0
+    out = capsys.readouterr().out
+    started = [line for line in out.splitlines() if line.startswith("== ")]
+    assert started[:2] == ["== rcrn_table1_apparel: bilstm seed 1 lr 0.001 (select)", "== rcrn_table1_apparel: bilstm seed 1 lr 0.0003 (select)"]
+    (mr,) = [line for line in started if line.startswith("== rcrn_table1_mr")]
+    assert mr.endswith("(final)") and len(started) == 3
+    rows = evidence.read_csv(tmp_path / "results" / "rcrn_table1.csv")
+    chosen = {r["lr"] for r in rows if r["dataset"] == "Apparel" and r["reported"] == "yes"}
+    assert {r["lr"] for r in rows if r["dataset"] == "MR"} == chosen and len(chosen) == 1
+    md = (tmp_path / "results" / "rcrn_table1.md").read_text()
+    assert "learning rate as chosen on rcrn_table1_apparel" in md
+
+    assert main(["rcrn_table1_apparel", *base, "--set", "+table.protocol.lr_from=rcrn_table1_apparel", "--no-run"]) == 2
+    assert "lr_from names the experiment itself" in capsys.readouterr().err

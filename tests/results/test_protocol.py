@@ -37,3 +37,12 @@ def test_the_budget_rule_names_grid_seeds_cap_and_patience():
     text = protocol.describe(_protocol(), 1e-3, 50, 4, 1)
     assert "{0.001, 0.0004, 0.0003}" in text and "seeds 1, 2" in text and "seeds 3, 4, 5" in text
     assert "at most 50 epochs" in text and "patience 4" in text and "1 CPU thread" in text
+
+
+def test_a_borrowed_rate_runs_no_selection_and_every_seed_at_that_rate():
+    p = _protocol(seeds=[1, 2, 3], lr_from="rcrn_table1_apparel")
+    assert protocol.borrowed(p) == "rcrn_table1_apparel" and protocol.borrowed(_protocol()) is None
+    assert protocol.selection_jobs("rcrn", p, 1e-3) == []
+    assert [(j.seed, j.lr, j.phase) for j in protocol.final_jobs("rcrn", p, 4e-4)] == [(1, 4e-4, "final"), (2, 4e-4, "final"), (3, 4e-4, "final")]
+    text = protocol.describe(p, 1e-3, 50, 4, 1)
+    assert "as chosen on rcrn_table1_apparel" in text and "seeds 1, 2, 3 at that rate" in text and "{0.001" not in text

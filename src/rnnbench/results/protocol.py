@@ -29,12 +29,19 @@ def selection_seeds(protocol) -> list[int]:
     return seeds[: max(1, min(int(protocol.select_seeds), len(seeds)))]
 
 
+def borrowed(protocol) -> str | None:
+    """The experiment whose learning-rate choice this one takes (``lr_from``), if any."""
+    return protocol.get("lr_from") or None
+
+
 def selection_jobs(encoder: str, protocol, config_lr: float) -> list[Job]:
+    if borrowed(protocol):  # the rate is chosen on another experiment's selection runs
+        return []
     return [Job(encoder, seed, lr, "select") for lr in grid(protocol, config_lr) for seed in selection_seeds(protocol)]
 
 
 def final_jobs(encoder: str, protocol, chosen_lr: float) -> list[Job]:
-    chosen = selection_seeds(protocol)
+    chosen = [] if borrowed(protocol) else selection_seeds(protocol)
     return [Job(encoder, int(s), chosen_lr, "final") for s in protocol.seeds if int(s) not in chosen]
 
 
@@ -56,7 +63,10 @@ def describe(protocol, config_lr: float, epochs: int, patience: int, threads) ->
     sel = selection_seeds(protocol)
     seeds = [int(s) for s in protocol.seeds]
     rest = [s for s in seeds if s not in sel]
-    if len(lrs) > 1:
+    if borrowed(protocol):
+        lr_part = (f"each encoder's learning rate as chosen on {borrowed(protocol)} (its selection runs, test never "
+                   f"consulted), seeds {', '.join(map(str, seeds))} at that rate")
+    elif len(lrs) > 1:
         lr_part = (f"learning rate chosen from {{{', '.join(f'{x:g}' for x in lrs)}}} on the mean dev score of seeds "
                    f"{', '.join(map(str, sel))} (test never consulted)"
                    + (f", then seeds {', '.join(map(str, rest))} at the chosen rate" if rest else ""))
