@@ -181,6 +181,52 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
     return 0
 
 
+def cpu_hours(record: dict, threads) -> float | None:
+    """A finished run's training cost in CPU-thread hours (seconds per epoch x epochs x threads)."""
+    if not record.get("seconds_per_epoch") or not record.get("epochs_run"):
+        return None
+    return float(record["seconds_per_epoch"]) * int(record["epochs_run"]) * int(threads or 1) / 3600
+
+
+def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list[dict]:
+    """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
+    committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
+    finished runs of the same encoder (in this experiment, else anywhere in the table)."""
+    lines, costs = [], {}
+    for experiment, base, encoders in plans:
+        for enc in encoders:
+            lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
+            jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
+            finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
+            done = [r for r in (finished(experiment, j, extra, committed) for j in [*jobs, *(finals if lr is not None else [])]) if r]
+            spent = [c for c in (cpu_hours(r, base.trainer.num_threads) for r in done) if c is not None]
+            costs.setdefault(enc, []).extend(spent)
+            lines.append({"experiment": experiment, "encoder": enc, "total": len(jobs) + len(finals), "finished": len(done),
+                          "own": spent})
+    for line in lines:
+        known = line["own"] or costs[line["encoder"]]
+        line["per_run"] = sum(known) / len(known) if known else None
+        line["to_run"] = line["total"] - line["finished"]
+    return lines
+
+
+def print_plan(lines: list[dict]) -> None:
+    print(f"{'experiment':28} {'encoder':12} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
+    total, unknown = 0.0, []
+    for line in lines:
+        per_run = "?" if line["per_run"] is None else f"{line['per_run']:.2g}"
+        rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
+        print(f"{line['experiment']:28} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}")
+        if line["per_run"] is None and line["to_run"]:
+            unknown.append(line["encoder"])
+        elif line["per_run"] is not None:
+            total += line["per_run"] * line["to_run"]
+    runs = sum(line["to_run"] for line in lines)
+    print(f"{runs} run(s) to run, about {total:.1f} CPU h of training (wall time per run is about 1.5 times its training "
+          f"time here: dev and test passes, a shared machine)"
+          + (f"; no finished run to estimate {', '.join(sorted(set(unknown)))} from: run one first" if unknown else ""))
+
+
 def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
     """The evaluation of a finished run's checkpoint with reader ``overrides`` (evaluate.py's
     record beside the run): read if it exists, else computed when ``allowed``."""
@@ -302,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("experiments", nargs="+", metavar="experiment",
                         help="conf/experiment/<name>.yaml, e.g. rcrn_table5; several may fill one table (then before any override)")
     parser.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
+    parser.add_argument("--plan", action="store_true",
+                        help="run nothing: list the protocol's runs finished and to run, with their CPU hours estimated")
     parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then (e.g. a session's end)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
@@ -332,6 +380,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         why = "has no rows" if committed.found else "not found"
         print(f"committed evidence: none ({csv_path} {why}): every run of the protocol is trained here", flush=True)
+    if args.plan:
+        try:
+            print_plan(plan(plans, overrides, committed))
+        except RnnbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if not args.no_run:
         for experiment, base, encoders in plans:
             code = run_missing(experiment, base, encoders, overrides, committed)

@@ -97,6 +97,13 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     assert main(["synthetic_span_copy", "--no-run", *base, "--set", "table.protocol.seeds=[1,2]"]) == 0
     assert csv.read_text().splitlines() == rows  # regenerated from the committed rows alone
 
+    # the plan counts the committed runs as finished and prices the rest from their cost
+    assert main(["synthetic_span_copy", "--plan", *base, "--set", "table.protocol.seeds=[1,2,3]"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [line.split() for line in out.splitlines() if line.startswith("synthetic_span_copy")]
+    assert line[:4] == ["synthetic_span_copy", "bilstm", "2/3", "1"] and float(line[4]) > 0
+    assert "1 run(s) to run, about" in out and not (tmp_path / "runs").exists()  # nothing was run
+
     # another config (a different encoder width): the committed runs are not its runs; they
     # move to the superseded-runs file, named on every regeneration, not only the first
     assert main(["synthetic_span_copy", *base, "--set", "encoder.hidden_size=8"]) == 0
