@@ -246,3 +246,12 @@ def test_the_cost_table_names_each_datasets_rate_and_cap_where_they_differ():
     assert cost.lr == "0.001 (Restaurant-DS), 0.0005 (Laptop-DS)" and cost.cap == "20 (Restaurant-DS), 40 (Laptop-DS)"
     (one,) = report.cost_rows([r for r in rows if r["dataset"].startswith("Laptop")], {})
     assert one.lr == "0.0005" and one.cap == "40" and one.selected == [5, 5]
+
+
+def test_a_borrowed_learning_rate_names_the_column_that_chose_it():
+    """RCRN Table 1: Apparel's selection chose the rate that MR's runs use (lr_from)."""
+    rows = [{"model": "BiLSTM", "encoder": "bilstm", "variant": "", "dataset": "Apparel", "metric": "accuracy", "lr": lr,
+             "phase": "select", "dev": dev, "reported": "yes" if lr == 1e-3 else "no"} for lr, dev in ((1e-3, 80.0), (3e-4, 75.0))]
+    rows.append({**rows[0], "dataset": "MR", "phase": "final", "dev": 70.0})
+    assert report.selection_lines(rows, 1, "accuracy") == [
+        "Learning rate of `bilstm` on Apparel, mean dev accuracy over the selection seeds: 0.001: 80.0 (chosen), 0.0003: 75.0."]

@@ -133,14 +133,16 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
 def selection_lines(rows: list[dict], digits: int, select_metric: str | None = None) -> list[str]:
     """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds, of
     the metric runs select on (a table's other columns are not what chose the rate). A table of
-    several experiments (MZU Table 6's two domains, RCRN Table 1's) chose a rate in each: one
-    line per encoder and dataset, named by the dataset."""
+    several experiments (MZU Table 6's two domains) chose a rate in each: one line per encoder
+    and dataset, named by the dataset (named too where other columns borrowed its choice)."""
     if select_metric is not None:
         rows = [r for r in rows if r["metric"] == select_metric] or rows
     out = []
     groups: dict[tuple[str, str, str, str], dict[float, list[float]]] = {}
     chosen: dict[tuple[str, str, str, str], float] = {}
-    several = len({r["dataset"] for r in rows if r["phase"] == "select"}) > 1
+    selected_in = {r["dataset"] for r in rows if r["phase"] == "select"}
+    # Named also when other columns borrowed the rate (lr_from: RCRN Table 1's domains take Apparel's).
+    several = len(selected_in) > 1 or any(r["dataset"] not in selected_in for r in rows if r["reported"] == "yes")
     for r in rows:
         key = (r["model"], r["encoder"], r["variant"], r["dataset"] if several else "")
         if r["phase"] == "select" and r["dev"] != "":
