@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables claims gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-3 table-fhe-4 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-2-small table-fhe-3 table-fhe-4 table-fhe-4-small table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -111,12 +111,22 @@ table-dcu-2: $(STAMP)  ## DCU Table 2 (SearchQA span; needs searchqa/data_json)
 
 table-fhe-2: $(STAMP)  ## FHE Table 2 (picking task, lengths 100/200/400: lstm1, lstm2, FHE-fixed; plus FHE with our loss-form penalty): write results/fhe_table2.{md,tex,csv}
 	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe
+	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe fhe_table2_small fhe_table2_small_fhe --no-run
+
+table-fhe-2-small: $(STAMP)  ## FHE Table 2, only the CPU-sized "small" runs (64 hidden units, length 100), then the whole table
+	$(PY) scripts/make_table.py fhe_table2_small fhe_table2_small_fhe
+	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe fhe_table2_small fhe_table2_small_fhe --no-run
 
 table-fhe-3: $(STAMP)  ## FHE Table 3 (picking task, length 100: FHE80/90/95/98, the penalty enforced once dev accuracy reaches 80-98%)
 	$(PY) scripts/make_table.py fhe_table3 fhe_table3_fhe90 fhe_table3_fhe95 fhe_table3_fhe98
 
 table-fhe-4: $(STAMP)  ## FHE Table 4 (generalisation): train at length 200 (Table 2's runs), then score the same checkpoints at 400-10000
 	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe
+	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe fhe_table4_small fhe_table4_small_fhe --no-run
+
+table-fhe-4-small: $(STAMP)  ## FHE Table 4, only the CPU-sized "small" runs (64 hidden units, trained at 200, scored at 400-10000), then the whole table
+	$(PY) scripts/make_table.py fhe_table4_small fhe_table4_small_fhe
+	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe fhe_table4_small fhe_table4_small_fhe --no-run
 
 table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA files)
 	$(PY) scripts/make_table.py fhe_table6
@@ -140,7 +150,7 @@ table-mzu-3: $(STAMP)  ## MZU Table 3 (number of zones, PTB characters)
 table-mzu-4: $(STAMP)  ## MZU Table 4 (ablation: without / with deep transition, PTB characters)
 	$(PY) scripts/make_table.py mzu_table4_nodt mzu_table4_dt
 
-tables: table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-4 table-odyssey-1 table-odyssey-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-3 table-fhe-4 table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic  ## every table target, then the claims ledger
+tables: table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-4 table-odyssey-1 table-odyssey-2 table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-2-small table-fhe-3 table-fhe-4 table-fhe-4-small table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic  ## every table target, then the claims ledger
 	$(PY) scripts/claims.py
 
 clean:  ## remove caches and run outputs (not results/)
