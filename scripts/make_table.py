@@ -400,16 +400,20 @@ def main(argv: list[str] | None = None) -> int:
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    scope = {(column, cfg.table.variant or "") for _, cfg, _ in plans
-             for column in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})]}
-    other_rows, other_items = committed.outside(scope)  # another experiment's columns: kept as committed
-    rows, items = rows + other_rows, items + other_items
+    superseded, dropped = evidence.superseded_path(csv_path), []
     if rows:
+        scope = {(column, cfg.table.variant or "") for _, cfg, _ in plans
+                 for column in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})]}
+        other_rows, other_items = committed.outside(scope)  # another experiment's columns: kept as committed
+        rows, items = rows + other_rows, items + other_items
         evidence.write_csv(csv_path, rows)
         if items:
             evidence.write_items(items_path, items)
+        dropped = committed.unused()
     elif csv_path.exists():
-        print(f"no finished or committed run matches the current configs: rendering the committed evidence {csv_path} as it is")
+        # Nothing matched: more likely another data folder (RNNBENCH_DATA) than a config change, so nothing is dropped.
+        print(f"no finished or committed run matches the current configs (is RNNBENCH_DATA the data the runs read?): "
+              f"rendering the committed evidence {csv_path} as it is")
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []
     items = evidence.read_items(items_path)
     table = ours_only_table(first.table.caption) if first.table.caption else paper_table(name)
@@ -421,8 +425,6 @@ def main(argv: list[str] | None = None) -> int:
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
     notes = footnotes(plans, rows)
     stale = stale_runs(plans, rows)
-    superseded = evidence.superseded_path(csv_path)
-    dropped = committed.unused() if rows else []
     if dropped:
         evidence.record_superseded(superseded, committed.unused_rows(), datetime.datetime.now(datetime.timezone.utc).date().isoformat())
         print(f"{len(dropped)} committed run(s) are no longer selected by the current configs (component versions, data or "

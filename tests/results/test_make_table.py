@@ -104,6 +104,12 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
     assert line[:4] == ["synthetic_span_copy", "bilstm", "2/3", "1"] and float(line[4]) > 0
     assert "1 run(s) to run, about" in out and not (tmp_path / "runs").exists()  # nothing was run
 
+    # nothing matches and nothing ran (another data folder, a mistyped override): nothing is dropped
+    capsys.readouterr()
+    assert main(["synthetic_span_copy", "--no-run", *base, "--set", "encoder.hidden_size=8"]) == 0
+    assert "no finished or committed run matches" in capsys.readouterr().out
+    assert csv.read_text().splitlines() == rows and not (tmp_path / "results" / "synthetic_span_copy.superseded.csv").exists()
+
     # another config (a different encoder width): the committed runs are not its runs; they
     # move to the superseded-runs file, named on every regeneration, not only the first
     assert main(["synthetic_span_copy", *base, "--set", "encoder.hidden_size=8"]) == 0
@@ -233,7 +239,7 @@ def test_a_domain_takes_its_rate_from_another_experiments_selection(real_data, t
     at that rate, and says so under the table. An experiment naming itself is a one-line error."""
     main = _make_table()
     base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
-            "--set", "table.protocol.seeds=[1]", "--set", "table.protocol.select_seeds=1",
+            "--set", "table.protocol.seeds=[1]", "--set", "table.protocol.select_seeds=1", "--set", f"paths.data_dir={real_data}",
             "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
     # the grid only in Apparel (MR has none): one selection run per rate there, then MR's seed
     assert main(["rcrn_table1_mr", "rcrn_table1_apparel", *base, "--set", "table.protocol.lr_grid=[1e-3,3e-4]"]) == 0
