@@ -300,7 +300,7 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
     notes = [
         f"Ours: test split, best epoch chosen on dev; embeddings {first.embedding.name} "
         f"({'frozen' if (first.embedding.freeze if first.embedding.freeze is not None else first.task.get('freeze_embeddings')) else 'trained'}); "
-        f"reported seeds {', '.join(map(str, seeds))}.",
+        + (f"reported seeds {', '.join(map(str, seeds))}." if seeds else "no reported runs yet (learning-rate selection runs only)."),
         *protocol_notes(with_runs),
         f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
     ]
