@@ -125,7 +125,7 @@ class ProtocolConf:
     lr_grid: List[float] = field(default_factory=list)  # empty: the config's trainer.lr only
     select_seeds: int = 2
     # Another experiment of the same table whose selection gives each encoder its rate here (RCRN
-    # Table 1: one domain's choice for all, a third of the runs); then every seed runs at that rate.
+    # Table 1: one domain's choice for all, under half the runs); then every seed runs at that rate.
     lr_from: Optional[str] = None
     confidence: float = 0.95  # of the intervals in the table and the claims ledger
     bootstrap_samples: int = 10000  # paired bootstrap over test items
