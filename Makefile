@@ -4,6 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# FHE Tables 2 and 4: the paper-sized experiments, and our CPU-sized "small" ones (one table each)
+FHE2_PAPER := fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe
+FHE2_SMALL := fhe_table2_small fhe_table2_small_fhe
+FHE4_PAPER := fhe_table4 fhe_table4_fhe
+FHE4_SMALL := fhe_table4_small fhe_table4_small_fhe
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
@@ -110,23 +115,23 @@ table-dcu-2: $(STAMP)  ## DCU Table 2 (SearchQA span; needs searchqa/data_json)
 	$(PY) scripts/make_table.py dcu_table2 dcu_table2_150d dcu_table2_dculstm
 
 table-fhe-2: $(STAMP)  ## FHE Table 2 (picking task, lengths 100/200/400: lstm1, lstm2, FHE-fixed; plus FHE with our loss-form penalty): write results/fhe_table2.{md,tex,csv}
-	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe
-	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe fhe_table2_small fhe_table2_small_fhe --no-run
+	$(PY) scripts/make_table.py $(FHE2_PAPER)
+	$(PY) scripts/make_table.py $(FHE2_PAPER) $(FHE2_SMALL) --no-run
 
 table-fhe-2-small: $(STAMP)  ## FHE Table 2, only the CPU-sized "small" runs (64 hidden units, length 100), then the whole table
-	$(PY) scripts/make_table.py fhe_table2_small fhe_table2_small_fhe
-	$(PY) scripts/make_table.py fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe fhe_table2_small fhe_table2_small_fhe --no-run
+	$(PY) scripts/make_table.py $(FHE2_SMALL)
+	$(PY) scripts/make_table.py $(FHE2_PAPER) $(FHE2_SMALL) --no-run
 
 table-fhe-3: $(STAMP)  ## FHE Table 3 (picking task, length 100: FHE80/90/95/98, the penalty enforced once dev accuracy reaches 80-98%)
 	$(PY) scripts/make_table.py fhe_table3 fhe_table3_fhe90 fhe_table3_fhe95 fhe_table3_fhe98
 
 table-fhe-4: $(STAMP)  ## FHE Table 4 (generalisation): train at length 200 (Table 2's runs), then score the same checkpoints at 400-10000
-	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe
-	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe fhe_table4_small fhe_table4_small_fhe --no-run
+	$(PY) scripts/make_table.py $(FHE4_PAPER)
+	$(PY) scripts/make_table.py $(FHE4_PAPER) $(FHE4_SMALL) --no-run
 
 table-fhe-4-small: $(STAMP)  ## FHE Table 4, only the CPU-sized "small" runs (64 hidden units, trained at 200, scored at 400-10000), then the whole table
-	$(PY) scripts/make_table.py fhe_table4_small fhe_table4_small_fhe
-	$(PY) scripts/make_table.py fhe_table4 fhe_table4_fhe fhe_table4_small fhe_table4_small_fhe --no-run
+	$(PY) scripts/make_table.py $(FHE4_SMALL)
+	$(PY) scripts/make_table.py $(FHE4_PAPER) $(FHE4_SMALL) --no-run
 
 table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA files)
 	$(PY) scripts/make_table.py fhe_table6

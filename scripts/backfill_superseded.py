@@ -26,11 +26,7 @@ def versions(csv_path: Path) -> list[tuple[str, str]]:
 
 def rows_at(commit: str, csv_path: Path) -> list[dict]:
     text = subprocess.run(["git", "show", f"{commit}:{csv_path}"], capture_output=True, text=True).stdout
-    if not text:
-        return []
-    scratch = Path("/tmp") / f"backfill-{commit[:12]}.csv"
-    scratch.write_text(text)
-    return evidence.read_csv(scratch)
+    return evidence.parse_csv(text.splitlines()) if text else []
 
 
 def backfill(csv_path: Path) -> int:

@@ -181,13 +181,6 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
     return 0
 
 
-def cpu_hours(record: dict, threads) -> float | None:
-    """A finished run's training cost in CPU-thread hours (seconds per epoch x epochs x threads)."""
-    if not record.get("seconds_per_epoch") or not record.get("epochs_run"):
-        return None
-    return float(record["seconds_per_epoch"]) * int(record["epochs_run"]) * int(threads or 1) / 3600
-
-
 def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list[dict]:
     """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
     committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
@@ -199,7 +192,8 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
             jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
             finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
             done = [r for r in (finished(experiment, j, extra, committed) for j in [*jobs, *(finals if lr is not None else [])]) if r]
-            spent = [c for c in (cpu_hours(r, base.trainer.num_threads) for r in done) if c is not None]
+            spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
+                     for r in done if r.get("seconds_per_epoch") and r.get("epochs_run")]
             costs.setdefault(enc, []).extend(spent)
             lines.append({"experiment": experiment, "encoder": enc, "total": len(jobs) + len(finals), "finished": len(done),
                           "own": spent})

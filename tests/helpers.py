@@ -1,6 +1,8 @@
-"""Helpers shared by tests: composing configs into a temporary runs folder."""
+"""Helpers shared by tests: composing configs into a temporary runs folder, running train.py,
+importing a script of scripts/."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -45,3 +47,11 @@ def assert_scores_independent_of_batching(model, batch_of, examples, rtol=1e-4, 
         for i, example in enumerate(examples):
             alone = model(batch_of([example]))[0].logits
             torch.testing.assert_close(together[i], alone[0], rtol=rtol, atol=atol)
+
+
+def load_script(name: str):
+    """``scripts/<name>.py`` imported as a module (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,18 +1,12 @@
 """scripts/fhe_figures.py on a tiny FHE run: the gate picture and accuracy against gate openness."""
 from __future__ import annotations
 
-import importlib.util
-
-from rnnbench.compose import CONF_DIR
 from rnnbench.run import train
-from tests.helpers import smoke_config
+from tests.helpers import load_script, smoke_config
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("fhe_figures", CONF_DIR.parent / "scripts" / "fhe_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("fhe_figures")
 
 
 def test_both_figures_from_a_tiny_fhe_run(tmp_path):

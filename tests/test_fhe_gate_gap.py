@@ -1,19 +1,14 @@
 """scripts/fhe_gate_gap.py on a tiny FHE run: the thresholded score is the run's own recorded dev score."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-from rnnbench.compose import CONF_DIR
 from rnnbench.run import train
-from tests.helpers import smoke_config
+from tests.helpers import load_script, smoke_config
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("fhe_gate_gap", CONF_DIR.parent / "scripts" / "fhe_gate_gap.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("fhe_gate_gap")
 
 
 def test_thresholded_gates_reproduce_the_recorded_dev_score_and_sampled_ones_are_scored(tmp_path, capsys):

@@ -1,18 +1,13 @@
 """scripts/gpu_check.py: its comparison logic on the CPU, and its refusal without CUDA."""
 from __future__ import annotations
 
-import importlib.util
-
 import torch
 
-from rnnbench.compose import CONF_DIR
+from tests.helpers import load_script
 
 
 def _gpu_check():
-    spec = importlib.util.spec_from_file_location("gpu_check", CONF_DIR.parent / "scripts" / "gpu_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gpu_check")
 
 
 def test_without_cuda_it_stops_with_one_line(monkeypatch, capsys):

@@ -3,26 +3,20 @@ format (so the registry's cost claims get verdicts), the plot, and a clean refus
 --device cuda without CUDA."""
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import yaml
 
-from rnnbench.compose import CONF_DIR
 from rnnbench.results import evidence, ledger
 from rnnbench.results.claims import evaluate, load_claims
 from rnnbench.results.tables import REGISTRY
+from tests.helpers import load_script
 
-SCRIPT = CONF_DIR.parent / "scripts" / "bench_cost.py"
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_cost", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_cost")
 
 
 def _section(md: str, title: str) -> str:

@@ -1,21 +1,14 @@
 """scripts/make_table.py end to end: run a sweep's missing jobs, skip finished ones, write the table."""
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from rnnbench.compose import CONF_DIR
 from rnnbench.results import evidence
-
-SCRIPT = CONF_DIR.parent / "scripts" / "make_table.py"
+from tests.helpers import load_script
 
 
 def _make_table():
-    spec = importlib.util.spec_from_file_location("make_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return load_script("make_table").main
 
 
 def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path, capsys):
@@ -125,10 +118,7 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("make_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("make_table")
 
 
 def test_until_starts_only_runs_expected_to_end_in_time():

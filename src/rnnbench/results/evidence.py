@@ -70,13 +70,13 @@ def _sort_key(row: dict):
     return (row["dataset"], row["model"], row["variant"], float(row["lr"]), int(row["seed"]))
 
 
-def write_csv(path: Path, rows: list[dict]) -> None:
+def write_csv(path: Path, rows: list[dict], fields: list[str] = FIELDS, sort_key=_sort_key) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fields, lineterminator="\n")
     writer.writeheader()
-    for row in sorted(rows, key=_sort_key):
-        writer.writerow({k: _fmt(row.get(k, "")) for k in FIELDS})
+    for row in sorted(rows, key=sort_key):
+        writer.writerow({k: _fmt(row.get(k, "")) for k in fields})
     path.write_text(buffer.getvalue())
 
 
@@ -87,13 +87,18 @@ def _fmt(value) -> str:
 
 
 def read_csv(path: Path) -> list[dict]:
-    rows = []
     with open(path, newline="") as handle:
-        for row in csv.DictReader(handle):
-            for key, kind in NUMERIC.items():
-                if row.get(key, "") != "":
-                    row[key] = kind(row[key])
-            rows.append(row)
+        return parse_csv(handle)
+
+
+def parse_csv(lines) -> list[dict]:
+    """Evidence rows, typed, from an open file or any iterable of CSV lines (a committed version's text)."""
+    rows = []
+    for row in csv.DictReader(lines):
+        for key, kind in NUMERIC.items():
+            if row.get(key, "") != "":
+                row[key] = kind(row[key])
+        rows.append(row)
     return rows
 
 
@@ -228,12 +233,7 @@ def record_superseded(path: Path, rows: list[dict], when: str) -> list[dict]:
     kept = read_superseded(path)
     known = {key(r) for r in kept}
     kept += [{**r, "superseded_on": when} for r in rows if key(r) not in known]
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, SUPERSEDED_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in sorted(kept, key=lambda r: (r["superseded_on"], *_sort_key(r), r["run"])):
-        writer.writerow({k: _fmt(row.get(k, "")) for k in SUPERSEDED_FIELDS})
-    path.write_text(buffer.getvalue())
+    write_csv(path, kept, SUPERSEDED_FIELDS, lambda r: (r["superseded_on"], *_sort_key(r), r["run"]))
     return kept
 
 

@@ -59,15 +59,17 @@ def check_versions(rows: list[dict]) -> None:
                             + "); re-run the runs of the older version (make table-...)")
 
 
+def run_cpu_hours(seconds_per_epoch, epochs_run, threads) -> float:
+    """One run's training time in CPU-thread hours (seconds per epoch x epochs x threads)."""
+    return float(seconds_per_epoch) * int(epochs_run) * int(threads or 1) / 3600
+
+
 def cpu_hours(rows: list[dict]) -> float:
     """Training time of every run of the protocol (selection runs included), in CPU-thread hours."""
-    seen, total = set(), 0.0
+    first = {}
     for r in rows:
-        if r["run"] in seen:
-            continue
-        seen.add(r["run"])
-        total += float(r["seconds_per_epoch"]) * int(r["epochs_run"]) * int(r["threads"] or 1)
-    return total / 3600
+        first.setdefault(r["run"], r)
+    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r["threads"]) for r in first.values())
 
 
 def _per_dataset(runs, value) -> str:
