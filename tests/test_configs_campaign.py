@@ -204,3 +204,23 @@ def test_make_targets_name_existing_experiments(target):
         assert not commands and "scripts/bench_cost.py" in dry
         return
     assert commands and named <= set(EXPERIMENTS), named - set(EXPERIMENTS)
+
+
+# FHE's CPU-sized experiments and the paper-sized parents they shrink (conf/variant/fhe_small.yaml)
+FHE_SMALL = {"fhe_table2_small": "fhe_table2", "fhe_table2_small_fhe": "fhe_table2_fhe",
+             "fhe_table4_small": "fhe_table4", "fhe_table4_small_fhe": "fhe_table4_fhe"}
+
+
+@pytest.mark.parametrize("small, parent", sorted(FHE_SMALL.items()))
+@pytest.mark.parametrize("encoder", ["lstm1", "lstm2", "fhe"])
+def test_fhe_small_variant_changes_only_size_and_schedule(small, parent, encoder):
+    """Each small experiment is its paper-sized parent with the variant's four settings, nothing else:
+    the variant is shared, so a change to it moves all four tables' runs together."""
+    runs = [identity_config(compose_config([f"experiment={name}", f"encoder={encoder}"])) for name in (small, parent)]
+    ours, paper = (_flatten(r) for r in runs)
+    changed = {key for key in ours.keys() | paper.keys() if ours.get(key) != paper.get(key)}
+    assert changed == {("encoder", "hidden_size"), ("trainer", "lr"), ("trainer", "epochs"), ("trainer", "patience")}
+    assert (ours[("encoder", "hidden_size")], ours[("trainer", "lr")]) == (64, 1e-3)
+    assert (ours[("trainer", "epochs")], ours[("trainer", "patience")]) == (60, 10)
+    table = _experiment(small).table
+    assert table.variant == "small" and table.data_note.startswith('Variant "small" (ours, CPU budget): encoder hidden 64')
