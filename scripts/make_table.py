@@ -216,7 +216,11 @@ def print_plan(lines: list[dict]) -> None:
         elif line["per_run"] is not None:
             total += line["per_run"] * line["to_run"]
     runs = sum(line["to_run"] for line in lines)
-    print(f"{runs} run(s) to run, about {total:.1f} CPU h of training (wall time per run is about 1.5 times its training "
+    priced = sum(line["to_run"] for line in lines if line["per_run"] is not None)
+    # A total over some rows only must not read as the table's cost: say which runs it covers.
+    cost = (f"about {total:.1f} CPU h of training" if priced == runs else
+            f"about {total:.1f} CPU h of training for the {priced} priced" if priced else "no CPU estimate yet")
+    print(f"{runs} run(s) to run, {cost} (wall time per run is about 1.5 times its training "
           f"time here: dev and test passes, a shared machine)"
           + (f"; no finished run to estimate {', '.join(sorted(set(unknown)))} from: run one first" if unknown else ""))
 

@@ -246,3 +246,19 @@ def test_a_domain_takes_its_rate_from_another_experiments_selection(real_data, t
 
     assert main(["rcrn_table1_apparel", *base, "--set", "+table.protocol.lr_from=rcrn_table1_apparel", "--no-run"]) == 2
     assert "lr_from names the experiment itself" in capsys.readouterr().err
+
+
+def test_the_plan_total_says_which_runs_it_prices(capsys):
+    """Rows no finished run can price are not counted as free: the total names what it covers."""
+    print_plan = load_script("make_table").print_plan
+
+    def line(encoder, per_run, to_run):
+        return {"experiment": "t", "encoder": encoder, "finished": 0, "total": to_run, "per_run": per_run, "to_run": to_run}
+
+    print_plan([line("bilstm", 0.5, 2), line("rcrn", 1.0, 1)])
+    assert "3 run(s) to run, about 2.0 CPU h of training (" in capsys.readouterr().out
+    print_plan([line("bilstm", 0.5, 2), line("fhe", None, 3)])
+    out = capsys.readouterr().out
+    assert "5 run(s) to run, about 1.0 CPU h of training for the 2 priced (" in out and "estimate fhe from" in out
+    print_plan([line("fhe", None, 3)])
+    assert "3 run(s) to run, no CPU estimate yet (" in capsys.readouterr().out
