@@ -170,7 +170,11 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
                 for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
                     ensure(experiment, job, extra, False, committed)
             for enc in group:
-                lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True, committed=committed)
+                # One rate: the same final runs whatever the selection runs score, so they start
+                # at once (a second worker starts them while the first runs the selection seeds).
+                lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+                if lr is None:
+                    lr, _ = chosen_lr(experiment, base, enc, extra, wait=True, run=True, committed=committed)
                 if lr is None:  # a selection run was not started (--until)
                     continue
                 for job in protocol.final_jobs(enc, base.table.protocol, lr):

@@ -262,3 +262,33 @@ def test_the_plan_total_says_which_runs_it_prices(capsys):
     assert "5 run(s) to run, about 1.0 CPU h of training for the 2 priced (" in out and "estimate fhe from" in out
     print_plan([line("fhe", None, 3)])
     assert "3 run(s) to run, no CPU estimate yet (" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("experiment, waits", [("fhe_table4_small", False), ("rcrn_table5", True)])
+def test_final_seeds_wait_for_the_selection_runs_only_when_a_rate_is_chosen(monkeypatch, tmp_path, experiment, waits):
+    """Another worker holds the selection runs: with one rate the final seeds start at once (their
+    rate cannot change); with a grid they wait for the dev scores that choose it."""
+    from rnnbench.compose import compose_config
+    from rnnbench.errors import RunInProgress
+
+    module = load_script("make_table")
+    started = []
+
+    def train(cfg):
+        started.append(int(cfg.seed))
+        raise RunInProgress("held by another worker")  # every run is locked elsewhere: nothing trains here
+
+    def sleep(_):
+        raise AssertionError("waited for a selection run")
+
+    monkeypatch.setattr(module, "train", train)
+    monkeypatch.setattr(module, "finished", lambda *args: None)
+    monkeypatch.setattr(module.time, "sleep", sleep)
+    base = compose_config([f"experiment={experiment}"])
+    encoder = "lstm1" if experiment.startswith("fhe") else "bilstm"
+    if waits:
+        with pytest.raises(AssertionError, match="waited"):
+            module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz"))
+    else:
+        assert module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")) == 0
+        assert started == [1, 2, 3]  # both selection seeds tried (locked: skipped), then the final seed

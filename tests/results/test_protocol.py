@@ -46,3 +46,10 @@ def test_a_borrowed_rate_runs_no_selection_and_every_seed_at_that_rate():
     assert [(j.seed, j.lr, j.phase) for j in protocol.final_jobs("rcrn", p, 4e-4)] == [(1, 4e-4, "final"), (2, 4e-4, "final"), (3, 4e-4, "final")]
     text = protocol.describe(p, 1e-3, 50, 4, 1)
     assert "as chosen on rcrn_table1_apparel" in text and "seeds 1, 2, 3 at that rate" in text and "{0.001" not in text
+
+
+def test_only_rate_when_the_grid_leaves_nothing_to_choose():
+    assert protocol.only_rate(_protocol(lr_grid=[]), 2e-3) == 2e-3
+    assert protocol.only_rate(_protocol(lr_grid=[5e-4]), 2e-3) == 5e-4
+    assert protocol.only_rate(_protocol(), 1e-3) is None  # three rates: chosen on dev
+    assert protocol.only_rate(_protocol(lr_grid=[], lr_from="rcrn_table1_apparel"), 1e-3) is None  # another's choice

@@ -40,6 +40,13 @@ def selection_jobs(encoder: str, protocol, config_lr: float) -> list[Job]:
     return [Job(encoder, seed, lr, "select") for lr in grid(protocol, config_lr) for seed in selection_seeds(protocol)]
 
 
+def only_rate(protocol, config_lr: float) -> float | None:
+    """The grid's one rate when it has one and selects it itself: nothing to choose, so the final
+    seeds need not wait for the selection runs (None: the rate comes from dev scores or lr_from)."""
+    rates = grid(protocol, config_lr)
+    return rates[0] if len(rates) == 1 and not borrowed(protocol) else None
+
+
 def final_jobs(encoder: str, protocol, chosen_lr: float) -> list[Job]:
     chosen = [] if borrowed(protocol) else selection_seeds(protocol)
     return [Job(encoder, int(s), chosen_lr, "final") for s in protocol.seeds if int(s) not in chosen]
