@@ -255,3 +255,35 @@ def test_a_borrowed_learning_rate_names_the_column_that_chose_it():
     rows.append({**rows[0], "dataset": "MR", "phase": "final", "dev": 70.0})
     assert report.selection_lines(rows, 1, "accuracy") == [
         "Learning rate of `bilstm` on Apparel, mean dev accuracy over the selection seeds: 0.001: 80.0 (chosen), 0.0003: 75.0."]
+
+
+def test_a_runs_inference_cost_is_its_own_test_pass_not_a_rescoring_at_another_length():
+    """FHE Table 4: a run's rows include its checkpoint re-scored at length 10000, whose time per
+    example is 50 times longer; the cost column reads the run's own test pass (length 200)."""
+    base = {"model": "LSTM1", "encoder": "lstm1", "variant": "small", "metric": "accuracy", "seed": 1, "lr": 1e-3,
+            "phase": "select", "reported": "yes", "dev": 70.0, "test": 70.0, "selected_epoch": 30, "epoch_cap": 60,
+            "epochs_run": 40, "seconds_per_epoch": 20.0, "parameters": 10, "threads": 1, "run": "s1-abc"}
+    rows = [{**base, "dataset": "picking/accuracy/len10000", "dev": "", "inference_seconds_per_example": 0.5},
+            {**base, "dataset": "picking/accuracy/len200", "inference_seconds_per_example": 0.01}]
+    (cost,) = report.cost_rows(rows, {}, frozenset({"picking/accuracy/len10000"}))
+    assert cost.ms_per_example == pytest.approx(10.0)
+    (mixed,) = report.cost_rows(rows, {})  # without naming the re-scored column its row (sorted first) is read
+    assert mixed.ms_per_example == pytest.approx(500.0)
+
+
+def test_an_inference_time_claim_reads_the_runs_own_test_pass_not_a_rescored_column(tmp_path):
+    """A column re-scored at another length (FHE Table 4's "A-len10000", no dev score) sorts
+    before the run's own ("B"); its time per example is not the run's."""
+    rows = []
+    for encoder, model, ms in (("dcu", "DCU", 1.0), ("lstm1", "LSTM", 2.0)):
+        for seed in (1, 2, 3):
+            rec = _record(tmp_path, encoder, seed, 0.4, 0.4)
+            rec["inference_seconds_per_example"] = (ms + seed * 0.01) / 1000
+            own = evidence.evidence_rows(rec, model, None, {"B": "accuracy"}, 100.0, "final", True)
+            rescored = {**own[0], "dataset": "A-len10000", "dev": "", "dev_curve": "",
+                        "inference_seconds_per_example": (100 - 50 * ms) / 1000}  # reversed order at the long length
+            rows += [rescored, *own]
+    claim = {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "ms_per_example",
+             "quantity": "inference_seconds_per_example", "lower_is_better": True}
+    cost = claims.evaluate("dcu_table1", claim, rows, [])
+    assert cost.verdict == "reproduced" and cost.t.mean == pytest.approx(-0.001)
