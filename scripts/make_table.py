@@ -438,9 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")
     try:
-        evaluated = frozenset(column for _, cfg, _ in plans for column in cfg.table.evaluated_columns or {})
         md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
-                                first.table.protocol, str(first.task.select_metric), evaluated)
+                                first.table.protocol, str(first.task.select_metric))
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

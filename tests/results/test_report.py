@@ -263,12 +263,10 @@ def test_a_runs_inference_cost_is_its_own_test_pass_not_a_rescoring_at_another_l
     base = {"model": "LSTM1", "encoder": "lstm1", "variant": "small", "metric": "accuracy", "seed": 1, "lr": 1e-3,
             "phase": "select", "reported": "yes", "dev": 70.0, "test": 70.0, "selected_epoch": 30, "epoch_cap": 60,
             "epochs_run": 40, "seconds_per_epoch": 20.0, "parameters": 10, "threads": 1, "run": "s1-abc"}
-    rows = [{**base, "dataset": "picking/accuracy/len10000", "dev": "", "inference_seconds_per_example": 0.5},
-            {**base, "dataset": "picking/accuracy/len200", "inference_seconds_per_example": 0.01}]
-    (cost,) = report.cost_rows(rows, {}, frozenset({"picking/accuracy/len10000"}))
+    rows = [{**base, "dataset": "picking/accuracy/len10000", "dev": "", "dev_curve": "", "inference_seconds_per_example": 0.5},
+            {**base, "dataset": "picking/accuracy/len200", "dev_curve": "10;70", "inference_seconds_per_example": 0.01}]
+    (cost,) = report.cost_rows(rows, {})  # the re-scored row comes first in the CSV's order
     assert cost.ms_per_example == pytest.approx(10.0)
-    (mixed,) = report.cost_rows(rows, {})  # without naming the re-scored column its row (sorted first) is read
-    assert mixed.ms_per_example == pytest.approx(500.0)
 
 
 def test_an_inference_time_claim_reads_the_runs_own_test_pass_not_a_rescored_column(tmp_path):

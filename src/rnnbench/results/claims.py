@@ -227,9 +227,7 @@ def _cost_column(rows: list[dict], claim: dict) -> str:
     def columns(name: str) -> set[str]:
         encoder, variant = split_row(name)
         return {r["dataset"] for r in rows if r["encoder"] == encoder and (not variant or r["variant"] == variant)}
-    # A column re-scored from a checkpoint (table.evaluated_columns: no dev score) carries the
-    # inference time of its own inputs, not the run's: a column of the run's own test pass first.
-    rescored = {r["dataset"] for r in rows if r.get("dev", "") == ""}
+    rescored = {r["dataset"] for r in rows if evidence.rescored(r)}  # their time is not the run's: own columns first
     common = sorted(columns(claim["better"]) & columns(claim["worse"]), key=lambda c: (c in rescored, c))
     return common[0] if common else claim["column"]
 

@@ -51,6 +51,12 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
     return rows
 
 
+def rescored(row: dict) -> bool:
+    """A row of a checkpoint re-scored on other inputs (make_table's table.evaluated_columns: no dev
+    score, no curve). Its inference time is of those inputs (FHE Table 4 at length 10000), not the run's."""
+    return row.get("dev", "") == "" and row.get("dev_curve", "") == ""
+
+
 STATS = "stats:"  # a column showing an encoder statistic (FHE's gate openness) instead of a metric
 
 

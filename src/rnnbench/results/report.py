@@ -18,6 +18,7 @@ from scipy import stats as sstats
 
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import claims as claims_mod
+from rnnbench.results import evidence
 from rnnbench.results.evidence import not_converged
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
@@ -83,17 +84,16 @@ def _per_dataset(runs, value) -> str:
     return ", ".join(f"{v} ({d})" for d, v in by_dataset.items())
 
 
-def cost_rows(rows: list[dict], names: dict[tuple[str, str], str], evaluated: frozenset[str] = frozenset()) -> list[CostRow]:
-    """One cost row per (encoder, variant). ``evaluated``: the columns scored by re-evaluating a
-    checkpoint on other inputs (table.evaluated_columns); their inference time is of those inputs
-    (FHE Table 4 at length 10000), so a run's cost is read from the columns of its own test pass."""
+def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostRow]:
+    """One cost row per (encoder, variant), each run's cost read from a column of its own test
+    pass (not a re-scored one: ``evidence.rescored``)."""
     out = []
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in reported(rows):
         groups.setdefault((r["encoder"], r["variant"]), []).append(r)
     for (enc, variant), rs in groups.items():
         first: dict[str, dict] = {}
-        for r in sorted(rs, key=lambda r: r["dataset"] in evaluated):  # stable: its own columns first
+        for r in sorted(rs, key=evidence.rescored):  # stable: its own columns first
             first.setdefault(r["run"], r)
         by_run = first.values()  # one row per run, its first own column (a run fills several; its cost is the same in each)
         inference = [float(r["inference_seconds_per_example"]) for r in by_run if r["inference_seconds_per_example"] != ""]
@@ -233,7 +233,7 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path
 
 def render(name: str, table: dict, title: str, columns: list[str], rows: list[dict], items: list[dict], built: set[str],
            notes: list[str], out_dir: Path, digits: int = 1, paper: bool = True, protocol=None,
-           select_metric: str | None = None, evaluated: frozenset[str] = frozenset()) -> tuple[Path, Path]:
+           select_metric: str | None = None) -> tuple[Path, Path]:
     """Write results/<name>.{md,tex} (and the plot) from evidence rows."""
     check_versions(rows)
     confidence = float(protocol.confidence) if protocol is not None else 0.95
@@ -243,7 +243,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
         ours.setdefault((r["encoder"], r["variant"] or None), {}).setdefault(r["dataset"], []).append(float(r["test"]))
     table_rows = build_rows(table, columns, ours, built, digits)
     names = {(r.encoder, r.variant or ""): r.model for r in table_rows if r.encoder}
-    costs = cost_rows(rows, names, evaluated)
+    costs = cost_rows(rows, names)
     extra: list[str] = []
     if costs:
         extra += cost_markdown(costs, rows, columns, confidence, digits)
