@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 FHE2_PAPER := fhe_table2 fhe_table2_fhe fhe_table2_fhe_loss fhe_table2_len200 fhe_table2_len200_fhe fhe_table2_len400 fhe_table2_len400_fhe
 FHE2_SMALL := fhe_table2_small fhe_table2_small_fhe
 FHE4_PAPER := fhe_table4 fhe_table4_fhe
-FHE4_SMALL := fhe_table4_small fhe_table4_small_fhe
+FHE4_SMALL := fhe_table4_small fhe_table4_small_fhe fhe_table4_small_fhe_lambda1
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 

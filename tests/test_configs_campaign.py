@@ -224,3 +224,17 @@ def test_fhe_small_variant_changes_only_size_and_schedule(small, parent, encoder
     assert (ours[("trainer", "epochs")], ours[("trainer", "patience")]) == (60, 10)
     table = _experiment(small).table
     assert table.variant == "small" and table.data_note.startswith('Variant "small" (ours, CPU budget): encoder hidden 64')
+
+
+def test_fhe_lambda1_row_changes_only_the_penalty_weight():
+    """The small variant's extra FHE row differs from the small FHE row in lambda alone (and in the
+    variant that names it in the table), so its runs stand beside the same LSTM rows."""
+    runs = [identity_config(compose_config([f"experiment={name}", "encoder=fhe"]))
+            for name in ("fhe_table4_small_fhe_lambda1", "fhe_table4_small_fhe")]
+    ours, small = (_flatten(r) for r in runs)
+    changed = {key for key in ours.keys() | small.keys() if ours.get(key) != small.get(key)}
+    assert changed == {("encoder", "sparsity_weight")}
+    assert (ours[("encoder", "sparsity_weight")], small[("encoder", "sparsity_weight")]) == (1.0, 0.1)
+    assert ours[("encoder", "sparsity_penalty")] == "reward"
+    table = _experiment("fhe_table4_small_fhe_lambda1").table
+    assert table.variant == "small_lambda1" and "lambda 1 instead of 0.1" in table.data_note
