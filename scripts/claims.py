@@ -8,6 +8,8 @@ or "data missing" when its experiments' dataset files are absent from RNNBENCH_D
 """
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -40,8 +42,14 @@ def status_of_table(table: str) -> str:
     return stats.NOT_RUN
 
 
-def main() -> int:
-    results = Path("results")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=Path("results"), help="the evidence folder (default: results)")
+    results = parser.parse_args(argv).results
+    data = Path(os.environ.get("RNNBENCH_DATA", "data"))
+    if not data.is_dir():  # every table without evidence would then read "data missing": say why once
+        print(f"warning: data folder {data} not found (RNNBENCH_DATA); tables without evidence are marked "
+              "'data missing'. Set RNNBENCH_DATA to the folder that holds the datasets.", file=sys.stderr)
     text = ledger.build(results, status_of_table)
     (results / "claims.md").write_text(text)
     print(text.split("\n\n")[3] if text.count("\n\n") > 3 else text)
@@ -50,4 +58,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
