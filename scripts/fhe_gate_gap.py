@@ -1,12 +1,13 @@
 """A trained FHE run scored two ways: with its gates thresholded at 0.5 (the paper's evaluation
 rule, what the run's dev and test scores use) and with its gates sampled as in training.
 
-    python scripts/fhe_gate_gap.py <fhe run folder> [--split dev] [--checkpoint best|last] [--samples 2]
+    python scripts/fhe_gate_gap.py <fhe run folder> [overrides] [--split dev] [--checkpoint best|last] [--samples 2]
 
 A large gap means the policy's probabilities sit near 0.5: the thresholded score then lags what
 the model has learned, and early stopping on it can stop a run that is still improving
 (results/diagnostics/fhe_gate_threshold.md). ``--checkpoint last`` scores the last epoch's
-weights (``last.pt``) instead of the best dev epoch's.
+weights (``last.pt``) instead of the best dev epoch's. Overrides are evaluate.py's (reader
+settings only), e.g. ``task.reader.test_length=1600 --split test`` for a Table 4 length.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from pathlib import Path
 import torch
 
 import rnnbench
+from rnnbench.errors import RnnbenchError
+from rnnbench.inference import apply_overrides, parse_overrides
 from rnnbench.data.batching import batch_indices, collate
 from rnnbench.data.prepare import prepare
 
@@ -49,6 +52,7 @@ def accuracy(run, data, split: str, sampled: bool, seed: int = 0) -> tuple[float
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path)
+    parser.add_argument("overrides", nargs="*", help="reader settings, as evaluate.py takes them (task.reader.test_length=400)")
     parser.add_argument("--split", default="dev")
     parser.add_argument("--checkpoint", choices=["best", "last"], default="best")
     parser.add_argument("--samples", type=int, default=2, help="seeds of the sampled scoring")
@@ -57,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     if run.config.encoder.get("_target_", "").rsplit(".", 1)[-1] != "FHE":
         print(f"error: {args.run} is not an FHE run (encoder {run.config.encoder.get('_target_')})", file=sys.stderr)
         return 2
-    data = prepare(run.config)
+    try:
+        data = prepare(apply_overrides(run.config, parse_overrides(args.overrides, run.config)))
+    except RnnbenchError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     acc, opened = accuracy(run, data, args.split, sampled=False)
     print(f"{args.split}, {args.checkpoint} checkpoint: thresholded gates accuracy {acc:.4f} (open {opened:.3f})")
     for seed in range(args.samples):

@@ -31,3 +31,19 @@ def test_a_run_of_another_encoder_is_refused(tmp_path, capsys):
     record = train(smoke_config(tmp_path, "task=picking", "encoder=lstm1", "encoder.hidden_size=8"), say=lambda *_: None)
     assert module.main([record["run_dir"]]) == 2
     assert "is not an FHE run" in capsys.readouterr().err
+
+
+def test_reader_overrides_score_longer_sequences_and_model_settings_are_refused(tmp_path, capsys):
+    """Table 4's lengths: the same checkpoint scored on a longer test split; a setting that changes
+    the model is refused with evaluate.py's one-line reason."""
+    module = _script()
+    cfg = smoke_config(tmp_path, "task=picking", "encoder=fhe", "encoder.hidden_size=16", "task.reader.length=20",
+                       "task.reader.train_size=64", "task.reader.dev_size=16", "task.reader.test_size=16")
+    record = train(cfg, say=lambda *_: None)
+    assert module.main([record["run_dir"], "task.reader.test_length=60", "--split", "test", "--samples", "1"]) == 0
+    assert "test, best checkpoint: thresholded gates accuracy" in capsys.readouterr().out
+    run = module.load_weights(Path(record["run_dir"]), "best")
+    longer = module.prepare(module.apply_overrides(run.config, module.parse_overrides(["task.reader.test_length=60"], run.config)))
+    assert {len(r["tokens"]) for r in longer.raw["test"]} == {60} and {len(r["tokens"]) for r in longer.raw["dev"]} == {20}
+    assert module.main([record["run_dir"], "encoder.hidden_size=32"]) == 2
+    assert "changes the trained model" in capsys.readouterr().err
