@@ -9,7 +9,6 @@ or "data missing" when its experiments' dataset files are absent from RNNBENCH_D
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -46,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=Path("results"), help="the evidence folder (default: results)")
     results = parser.parse_args(argv).results
-    data = Path(os.environ.get("RNNBENCH_DATA", "data"))
+    data = Path(str(compose_config([]).paths.data_dir))  # the config's RNNBENCH_DATA rule, as the tables read it
     if not data.is_dir():  # every table without evidence would then read "data missing": say why once
         print(f"warning: data folder {data} not found (RNNBENCH_DATA); tables without evidence are marked "
               "'data missing'. Set RNNBENCH_DATA to the folder that holds the datasets.", file=sys.stderr)

@@ -31,6 +31,11 @@ def load_weights(run_dir: Path, checkpoint: str):
     return run
 
 
+def scoring_data(run, overrides: list[str]):
+    """The run's splits read with evaluate.py's reader ``overrides`` (a longer test length)."""
+    return prepare(apply_overrides(run.config, parse_overrides(overrides, run.config)))
+
+
 def accuracy(run, data, split: str, sampled: bool, seed: int = 0) -> tuple[float, float]:
     """(accuracy, mean share of open gates) on ``split``; ``sampled``: gates drawn as in training."""
     torch.manual_seed(seed)
@@ -62,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.run} is not an FHE run (encoder {run.config.encoder.get('_target_')})", file=sys.stderr)
         return 2
     try:
-        data = prepare(apply_overrides(run.config, parse_overrides(args.overrides, run.config)))
+        data = scoring_data(run, args.overrides)
     except RnnbenchError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

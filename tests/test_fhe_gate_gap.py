@@ -43,7 +43,7 @@ def test_reader_overrides_score_longer_sequences_and_model_settings_are_refused(
     assert module.main([record["run_dir"], "task.reader.test_length=60", "--split", "test", "--samples", "1"]) == 0
     assert "test, best checkpoint: thresholded gates accuracy" in capsys.readouterr().out
     run = module.load_weights(Path(record["run_dir"]), "best")
-    longer = module.prepare(module.apply_overrides(run.config, module.parse_overrides(["task.reader.test_length=60"], run.config)))
+    longer = module.scoring_data(run, ["task.reader.test_length=60"])  # what main scores
     assert {len(r["tokens"]) for r in longer.raw["test"]} == {60} and {len(r["tokens"]) for r in longer.raw["dev"]} == {20}
     assert module.main([record["run_dir"], "encoder.hidden_size=32"]) == 2
     assert "changes the trained model" in capsys.readouterr().err
