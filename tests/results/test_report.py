@@ -99,6 +99,18 @@ def test_runs_of_two_versions_of_one_component_are_refused(tmp_path):
         _render(tmp_path, rows, items)
 
 
+def test_runs_of_two_implementations_of_one_role_share_a_table(tmp_path):
+    # RCRN Table 8: TrecQA's and WikiQA's readers are two components, each at its own version
+    rows, items = _evidence(tmp_path)
+    for r in rows:
+        reader = "rnnbench.data.wikiqa.WikiQAReader:1" if r["seed"] in (1, "1") else "rnnbench.data.trecqa.TrecQAReader:1"
+        r["versions"] = json.dumps({**json.loads(r["versions"] or "{}"), "reader": reader})
+    report.check_versions(rows)
+    rows[0]["versions"] = json.dumps({**json.loads(rows[0]["versions"]), "reader": "rnnbench.data.wikiqa.WikiQAReader:2"})
+    with pytest.raises(report.MixedVersions, match=r"reader \(rnnbench.data.wikiqa.WikiQAReader\)"):
+        report.check_versions(rows)
+
+
 def test_claims_pair_seeds_and_use_the_bootstrap(tmp_path):
     rows, items = _evidence(tmp_path)
     claim = {"id": "c", "text": "t", "better": "3l_bilstm", "worse": "rcrn", "column": "TREC"}  # the wrong way round

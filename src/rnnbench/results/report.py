@@ -48,11 +48,17 @@ def reported(rows: list[dict]) -> list[dict]:
 
 
 def check_versions(rows: list[dict]) -> None:
-    """Refuse a table whose reported runs of one component come from different versions."""
+    """Refuse a table whose reported runs of one component come from different versions.
+
+    A version reads ``implementation:number``; two implementations of one role are two components
+    (RCRN Table 8's TrecQA and WikiQA readers), and only one implementation at two numbers is mixed."""
     seen: dict[str, dict[str, list[str]]] = {}
     for r in reported(rows):
         for component, version in json.loads(r["versions"] or "{}").items():
-            seen.setdefault(component if component != "encoder" else f"encoder {r['encoder']}", {}).setdefault(version, []).append(r["run"])
+            role = component if component != "encoder" else f"encoder {r['encoder']}"
+            implementation = version.rpartition(":")[0]
+            key = f"{role} ({implementation})" if implementation else role
+            seen.setdefault(key, {}).setdefault(version, []).append(r["run"])
     mixed = {c: v for c, v in seen.items() if len(v) > 1}
     if mixed:
         parts = [f"{c}: " + "; ".join(f"{ver} ({', '.join(sorted(set(runs)))})" for ver, runs in v.items()) for c, v in mixed.items()]
