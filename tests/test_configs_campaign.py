@@ -181,6 +181,31 @@ def test_lstm_baseline_table1_has_a_row_per_trick_each_adding_one_change():
     assert bi.encoder.name == "2l_bilstm" and bi.encoder.shared_weights and bi.encoder.bidirectional
 
 
+STAND_IN_TABLES = sorted(p.stem for p in (REPO / "src" / "rnnbench" / "results" / "paper_numbers").glob("*.yaml")
+                         if "stand_ins" in paper_table(p.stem))
+
+
+@pytest.mark.parametrize("table", STAND_IN_TABLES)
+def test_stand_ins_map_a_paper_row_to_one_of_ours_that_differs_from_its_experiment_only_in_size(table):
+    """A claim on a paper row we cannot run is tested on the row that stands in for it (claims.py): the
+    paper row must exist, our row must be filled by an experiment, and the two experiments' runs must
+    differ in the hidden size alone, the reason the registry gives."""
+    registry, filled = paper_table(table), _rows_filled(table)
+    declared = registry["stand_ins"]
+    assert declared["why"]
+
+    def job(experiment: str, encoder: str):
+        return _flatten(identity_config(compose_config([f"experiment={experiment}", f"encoder={encoder}"])))
+
+    for paper_row, ours in declared["rows"].items():
+        paper_encoder, _, paper_variant = paper_row.partition("/")
+        our_encoder, _, our_variant = ours.partition("/")
+        assert paper_encoder == our_encoder, paper_row
+        assert any(r.get("encoder") == paper_encoder and (r.get("variant") or "") == paper_variant for r in registry["rows"]), paper_row
+        a, b = job(filled[(paper_encoder, paper_variant or None)], paper_encoder), job(filled[(our_encoder, our_variant)], our_encoder)
+        assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {("encoder", "hidden_size")}, paper_row
+
+
 def test_classifier_readout_option_keeps_earlier_identities():
     """readout: pool (the classification tasks' default) is left out of a run's identity."""
     for task in ("sst5", "amazon_MR", "trec"):

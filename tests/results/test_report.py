@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -188,6 +189,38 @@ def test_a_claim_on_the_papers_rows_is_tested_on_our_one_variant_and_cost_from_a
     assert cost.paper == (12, 18)  # the paper's own rows' minutes per epoch
     rows = [r for r in rows if r["encoder"] != "lstm1"]
     assert claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE"}, rows, items).verdict == "not run"
+
+
+def test_a_claim_on_rows_out_of_reach_is_tested_on_the_rows_the_registry_declares_standing_in(tmp_path):
+    """LSTM-baseline Table 1: the claims name hidden-800 rows; our hidden-170 rows of the same tricks stand in."""
+    rows, items = [], []
+    for encoder, variant, base, seconds, params in (("2l_lstm", "fb+dropout+mc+pool+resv2", 0.46, 3.0, 500),
+                                                    ("2l_bilstm", "bi+fb+dropout", 0.44, 6.0, 500),
+                                                    ("2l_lstm", "fb+dropout", 0.43, 2.5, 500)):
+        for seed in (1, 2, 3):
+            rec = _record(tmp_path / variant, encoder, seed, base + seed * 0.001, base, correct=36 if variant.endswith("resv2") else 30)
+            rec["seconds_per_epoch"], rec["encoder_parameters"] = seconds + seed * 0.1, params
+            rows += evidence.evidence_rows(rec, encoder, variant, {"SST-5/accuracy": "accuracy"}, 100.0, "final", True)
+            scores = evidence.item_scores(Path(rec["run_dir"]) / "predictions.jsonl", "accuracy")
+            items += [{"model": encoder, "variant": variant, "dataset": "SST-5/accuracy", "seed": seed, "item": i, "score": v * 100}
+                      for i, v in scores.items()]
+    by_id = {c["id"]: c for c in claims.load_claims("lstm_odyssey_table1")}
+    accuracy = claims.evaluate("lstm_odyssey_table1", by_id["enhanced-2-lstm-beats-bi-2-lstm"], rows, items)
+    assert accuracy.verdict == "reproduced" and accuracy.t.mean == pytest.approx(2.0) and accuracy.paper == (51.6, 50.9)
+    assert accuracy.note.startswith("on our rows standing in for the paper's (2l_lstm/fb+dropout+mc+pool+resv2 for 2l_lstm, "
+                                    "2l_bilstm/bi+fb+dropout for 2l_bilstm: the paper's tricks at hidden 170, not 800)")
+    time = claims.evaluate("lstm_odyssey_table1", by_id["enhanced-2-lstm-faster-than-bi-2-lstm"], rows, items)
+    assert time.verdict == "reproduced" and time.t.mean == pytest.approx(-3.0)
+    size = claims.evaluate("lstm_odyssey_table1", by_id["bi-2-lstm-params-equal-large-2-lstm"], rows, items)
+    assert size.verdict == "reproduced" and "2l_lstm/fb+dropout for 2l_lstm/large" in size.note
+    # the paper's own row, once run, is used as it is: no stand-in for it
+    own = [{**r, "variant": ""} for r in rows if r["variant"] == "bi+fb+dropout"]
+    own_items = [{**it, "variant": ""} for it in items if it["variant"] == "bi+fb+dropout"]
+    result = claims.evaluate("lstm_odyssey_table1", by_id["enhanced-2-lstm-beats-bi-2-lstm"], rows + own, items + own_items)
+    assert result.note.startswith("on our rows standing in for the paper's (2l_lstm/fb+dropout+mc+pool+resv2 for 2l_lstm: ")
+    # a stand-in without runs leaves the claim not run
+    missing = [r for r in rows if r["variant"] != "bi+fb+dropout"]
+    assert claims.evaluate("lstm_odyssey_table1", by_id["enhanced-2-lstm-beats-bi-2-lstm"], missing, items).verdict == "not run"
 
 
 def test_a_time_claim_between_runs_timed_differently_is_inconclusive(tmp_path):

@@ -125,16 +125,14 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
         rows, note = with_macro_average(rows, column, claim)
         items = []  # the macro average is over datasets, not items: the seeds' interval and the sign test decide
-    if quantity != "test" and not any(r["dataset"] == column or r.get("metric") in COST_METRICS for r in rows):
-        # a table of training runs (not a cost benchmark): each run's cost is the same in all its columns
-        column = _cost_column(rows, claim)
+    column = _column(rows, claim, column)
     better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
-    variant = _stand_in_variant(rows, claim, column) if not better or not worse else None
-    if variant:
-        named = {**claim, "better": f"{claim['better']}/{variant}", "worse": f"{claim['worse']}/{variant}"}
-        result = evaluate(table, named, rows, items, confidence, samples)
+    stand_in = _stand_in(table, rows, claim, column) if not better or not worse else None
+    if stand_in:
+        named, why = stand_in
+        result = evaluate(table, {**claim, **named}, rows, items, confidence, samples)
         result.claim, result.paper = claim, paper
-        result.note = "; ".join(n for n in (f"on our variant '{variant}' (the paper's own rows were not run)", result.note) if n)
+        result.note = "; ".join(n for n in (why, result.note) if n)
         return result
     result = ClaimResult(table, claim, paper, (None, None), note=note)
     if not better or not worse:
@@ -221,6 +219,14 @@ def _weigh_convergence(result: ClaimResult, runs: dict[str, dict[int, dict]]) ->
     result.note = "; ".join(n for n in (result.note, *notes) if n)
 
 
+def _column(rows: list[dict], claim: dict, column: str) -> str:
+    """The column whose rows the claim compares: its own, or for a cost claim in a table of training
+    runs (not a cost benchmark) a column both rows were scored in, each run's cost being the same in all."""
+    if claim.get("quantity", "test") != "test" and not any(r["dataset"] == column or r.get("metric") in COST_METRICS for r in rows):
+        return _cost_column(rows, claim)
+    return column
+
+
 def _cost_column(rows: list[dict], claim: dict) -> str:
     """For a cost claim whose column is not one of ours (DCU Table 1's minutes per epoch): a
     table column both rows were scored in, whose rows carry each run's training cost."""
@@ -230,6 +236,24 @@ def _cost_column(rows: list[dict], claim: dict) -> str:
     rescored = {r["dataset"] for r in rows if evidence.rescored(r)}  # their time is not the run's: own columns first
     common = sorted(columns(claim["better"]) & columns(claim["worse"]), key=lambda c: (c in rescored, c))
     return common[0] if common else claim["column"]
+
+
+def _stand_in(table: str, rows: list[dict], claim: dict, column: str) -> tuple[dict, str] | None:
+    """Our rows to test a claim on when its own rows have no runs here, and the note that says so:
+    the rows the registry declares under ``stand_ins`` (LSTM-baseline Table 1: the paper's hidden-800
+    rows by the same tricks at hidden 170), else our one variant of both rows (``_stand_in_variant``)."""
+    declared = paper_table(table).get("stand_ins") or {}
+    named = {side: declared.get("rows", {}).get(claim[side], claim[side]) if not _reported(rows, claim[side], column) else claim[side]
+             for side in ("better", "worse")}
+    named_column = _column(rows, {**claim, **named}, claim["column"])
+    if named != {side: claim[side] for side in named} and all(_reported(rows, named[side], named_column) for side in named):
+        swapped = ", ".join(f"{named[side]} for {claim[side]}" for side in named if named[side] != claim[side])
+        return named, f"on our rows standing in for the paper's ({swapped}: {declared['why']})"
+    variant = _stand_in_variant(rows, claim, column)
+    if variant:
+        return ({"better": f"{claim['better']}/{variant}", "worse": f"{claim['worse']}/{variant}"},
+                f"on our variant '{variant}' (the paper's own rows were not run)")
+    return None
 
 
 def _stand_in_variant(rows: list[dict], claim: dict, column: str) -> str | None:
