@@ -35,9 +35,9 @@ class CostRow:
     lr: str  # the chosen rate; one per dataset, named, where a table's experiments chose differently
     seeds: list[int]
     parameters: int
-    seconds_per_epoch: float
-    ms_per_example: float | None
-    selected: list[int]
+    seconds_per_epoch: str  # the mean; one per dataset, named, where a table's experiments differ in it
+    ms_per_example: str  # likewise; "–" where no run timed its test pass
+    selected: str  # the selected epochs, one per run (grouped by dataset where there are several)
     cap: str  # the epoch cap; one per dataset, named, where a table's experiments differ in it
     not_converged: int
     cpu_hours: float
@@ -79,15 +79,22 @@ def cpu_hours(rows: list[dict]) -> float:
     return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r["threads"]) for r in first.values())
 
 
-def _per_dataset(runs, value) -> str:
-    """One value (``0.001``), or one per dataset where the runs differ (``0.001 (Restaurant-DS), 0.0005 (Laptop-DS)``):
-    a table of several experiments (MZU Table 6's two domains) chose a rate and set a cap in each."""
-    by_dataset: dict[str, str] = {}
+def _per_dataset(runs, value, summary=lambda values: values[0], collapse: bool = True) -> str:
+    """One value (``0.001``), or one per dataset where the runs differ (``0.001 (Restaurant-DS); 0.0005 (Laptop-DS)``):
+    a table of several experiments (MZU Table 6's two domains, RCRN Table 8's TrecQA and WikiQA) chose a rate,
+    set a cap and costs differently in each. ``summary`` turns a dataset's values into its text; without
+    ``collapse`` several datasets are named even where their texts agree (the selected epochs: one per run)."""
+    by_dataset: dict[str, list] = {}
     for r in runs:
-        by_dataset.setdefault(r["dataset"], value(r))
-    if len(set(by_dataset.values())) == 1:
-        return next(iter(by_dataset.values()))
-    return ", ".join(f"{v} ({d})" for d, v in by_dataset.items())
+        v = value(r)
+        if v is not None:
+            by_dataset.setdefault(r["dataset"], []).append(v)
+    shown = {d: summary(vs) for d, vs in by_dataset.items()}
+    if not shown:
+        return "–"
+    if len(set(shown.values())) == 1 and (collapse or len(shown) == 1):
+        return next(iter(shown.values()))
+    return "; ".join(f"{v} ({d})" for d, v in shown.items())
 
 
 def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostRow]:
@@ -102,14 +109,15 @@ def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostR
         for r in sorted(rs, key=evidence.rescored):  # stable: its own columns first
             first.setdefault(r["run"], r)
         by_run = first.values()  # one row per run, its first own column (a run fills several; its cost is the same in each)
-        inference = [float(r["inference_seconds_per_example"]) for r in by_run if r["inference_seconds_per_example"] != ""]
         all_runs = [r for r in rows if r["encoder"] == enc and r["variant"] == variant]
         out.append(CostRow(
             model=names.get((enc, variant), enc), encoder=enc, variant=variant, lr=_per_dataset(by_run, lambda r: f"{float(r['lr']):g}"),
             seeds=sorted({int(r["seed"]) for r in by_run}), parameters=int(rs[0]["parameters"]),
-            seconds_per_epoch=statistics.fmean(float(r["seconds_per_epoch"]) for r in by_run),
-            ms_per_example=statistics.fmean(inference) * 1000 if inference else None,
-            selected=sorted(int(r["selected_epoch"]) for r in by_run), cap=_per_dataset(by_run, lambda r: str(int(r["epoch_cap"]))),
+            seconds_per_epoch=_per_dataset(by_run, lambda r: float(r["seconds_per_epoch"]), lambda v: f"{statistics.fmean(v):.1f}"),
+            ms_per_example=_per_dataset(by_run, lambda r: float(r["inference_seconds_per_example"]) if r["inference_seconds_per_example"] != "" else None,
+                                        lambda v: f"{statistics.fmean(v) * 1000:.2f}"),
+            selected=_per_dataset(by_run, lambda r: int(r["selected_epoch"]), lambda v: ", ".join(map(str, sorted(v))), collapse=False),
+            cap=_per_dataset(by_run, lambda r: str(int(r["epoch_cap"]))),
             not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs)))
     return out
 
@@ -134,10 +142,9 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
             values = [float(r["test"]) for r in reported(rows) if r["encoder"] == c.encoder and r["variant"] == c.variant and r["dataset"] == column]
             ci = mean_interval(values, confidence)
             cis.append(f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "–")
-        ms = f"{c.ms_per_example:.2f}" if c.ms_per_example is not None else "–"
         conv = "yes" if not c.not_converged else f"**no** ({c.not_converged} of {len(c.seeds)} runs)"
         lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
-                     + f" | {c.parameters:,} | {c.seconds_per_epoch:.1f} | {ms} | {', '.join(map(str, c.selected))} / {c.cap} | {conv} | {c.cpu_hours:.2f} |")
+                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {c.cpu_hours:.2f} |")
     return ["## Cost and trust", "", *head, *lines, ""]
 
 
