@@ -150,6 +150,15 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
+def finished_runs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[dict]]:
+    """The protocol's run count for one encoder of one experiment, and the records of those finished."""
+    lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
+    jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
+    finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
+    done = [r for r in (finished(experiment, j, extra, committed) for j in [*jobs, *(finals if lr is not None else [])]) if r]
+    return len(jobs) + len(finals), done
+
+
 def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvidence) -> None:
     """Give ``--until`` every finished run of the table before any run starts: a run's length is
     then known from its encoder's runs in all the experiments, not only in those visited so far
@@ -157,13 +166,8 @@ def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvi
     listed first, would otherwise start one on the estimate of a 10-minute bilstm run)."""
     for experiment, base, encoders in plans:
         for enc in encoders:
-            lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
-            jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
-            jobs += protocol.final_jobs(enc, base.table.protocol, lr) if lr is not None else []
-            for job in jobs:
-                record = finished(experiment, job, extra, committed)
-                if record is not None:
-                    DEADLINE.note(enc, record)
+            for record in finished_runs(experiment, base, enc, extra, committed)[1]:
+                DEADLINE.note(enc, record)
 
 
 def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
@@ -208,14 +212,11 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
     lines, costs = [], {}
     for experiment, base, encoders in plans:
         for enc in encoders:
-            lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
-            jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
-            finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
-            done = [r for r in (finished(experiment, j, extra, committed) for j in [*jobs, *(finals if lr is not None else [])]) if r]
+            total, done = finished_runs(experiment, base, enc, extra, committed)
             spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
                      for r in done if r.get("seconds_per_epoch") and r.get("epochs_run")]
             costs.setdefault(enc, []).extend(spent)
-            lines.append({"experiment": experiment, "encoder": enc, "total": len(jobs) + len(finals), "finished": len(done),
+            lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent})
     for line in lines:
         known = line["own"] or costs[line["encoder"]]
