@@ -39,7 +39,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -48,7 +47,7 @@ from types import SimpleNamespace
 
 import torch
 
-from rnnbench.results.run_record import hardware
+from rnnbench.results.run_record import git_commit, hardware
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE = "rcrn_table10"
@@ -227,13 +226,6 @@ def paper_ratio_rows() -> list[tuple[str, dict[str, float]]]:
     return out
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5).stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 # --- outputs ---------------------------------------------------------------------------
 
 def evidence_rows(results: dict, parameters: dict[str, int], versions: dict[str, str], info: dict, commit: str) -> list[dict]:
@@ -391,7 +383,7 @@ def run(args, say=print) -> dict[str, Path]:
     suffix = "_cuda" if args.device == "cuda" else ""
     out = Path(args.out)
     paths = {"md": out / f"{TABLE}{suffix}.md", "csv": out / f"{TABLE}{suffix}.csv", "png": out / "plots" / f"{TABLE}{suffix}.png"}
-    write_evidence(paths["csv"], evidence_rows(results, parameters, versions, info, git_commit()))
+    write_evidence(paths["csv"], evidence_rows(results, parameters, versions, info, git_commit(REPO)))
     plot(paths["png"], results, names, f"RCRN Table 10 setting, every encoder ({info.get('gpu') or info['cpu']}, "
                                        f"{args.threads} thread(s), torch {info['torch']})")
     paths["md"].write_text(markdown(results, parameters, info, args, time.perf_counter() - started, (load_before, _load())))

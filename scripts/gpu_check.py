@@ -105,6 +105,7 @@ def training_checks(device: str) -> list[tuple[str, bool, str]]:
                                       f"{time.perf_counter() - started:.1f} s on {record['hardware']['device']}"))
             except Exception as exc:  # noqa: BLE001
                 out.append((enc, False, f"{type(exc).__name__}: {exc}"))
+            print(f"{enc}: {'pass' if out[-1][1] else 'FAIL'}, {out[-1][2]}", flush=True)  # progress, and a trace if cut short
     return out
 
 
@@ -129,15 +130,19 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no CUDA device here: run `make gpu-check` on a machine with an NVIDIA GPU", file=sys.stderr)
         return 2
     name = torch.cuda.get_device_name(0)
-    parts = {"Triton kernels against the reference on CUDA": kernel_checks("cuda"),
-             "A short training run of every encoder on CUDA": training_checks("cuda")}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # The report is rewritten after each part, so a check cut short (a lease running out) keeps what it found.
+    parts = {"Triton kernels against the reference on CUDA": kernel_checks("cuda")}
+    (out / "gpu.md").write_text(report(name, parts, "not run yet (the check stopped before it)"))
+    parts["A short training run of every encoder on CUDA"] = training_checks("cuda")
+    (out / "gpu.md").write_text(report(name, parts, "not run yet (the check stopped before it)"))
     cost = "not run (--skip-cost)"
     if not args.skip_cost:
         done = subprocess.run([sys.executable, str(REPO / "scripts" / "bench_cost.py"), "--device", "cuda", "--out", args.out])
         cost = ("[rcrn_table10_cuda.md](rcrn_table10_cuda.md)" if done.returncode == 0 else f"**FAIL**: bench_cost.py exited {done.returncode}")
     text = report(name, parts, cost)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "gpu.md").write_text(text)
+    (out / "gpu.md").write_text(text)
     print(text)
     failed = any(not ok for rows in parts.values() for _, ok, _ in rows) or "FAIL" in cost
     return 1 if failed else 0

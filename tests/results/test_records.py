@@ -92,3 +92,15 @@ def test_a_damaged_record_is_moved_aside_and_the_run_is_no_longer_done(tmp_path,
     assert not (run_dir / records.DONE).exists() and not (run_dir / records.RECORD).exists()
     (aside,) = run_dir.glob("record.json.damaged-*")
     assert aside.read_text() == content
+
+
+def test_a_checkout_copied_without_git_is_named_by_rnnbench_commit(tmp_path, monkeypatch):
+    # a GPU machine gets the working tree without .git: the commit comes from whoever copied it
+    from rnnbench.results.run_record import git_commit
+
+    monkeypatch.delenv("RNNBENCH_COMMIT", raising=False)
+    assert git_commit(tmp_path) == "unknown"
+    monkeypatch.setenv("RNNBENCH_COMMIT", "a11a8f0")
+    assert git_commit(tmp_path) == "a11a8f0"
+    # inside a repository git's answer wins: the variable cannot relabel code that git can name
+    assert git_commit(Path(__file__).parent) not in ("a11a8f0", "unknown")
