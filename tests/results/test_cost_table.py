@@ -90,3 +90,22 @@ def test_bad_arguments_are_refused(bench):
         bench.main(["--encoders", "nosuch"])
     with pytest.raises(SystemExit):
         bench.main(["--repeats", "1"])
+
+
+def test_an_outside_reference_that_cannot_run_is_left_out_with_its_reason(bench, tmp_path, monkeypatch):
+    # seen on an H100 (torch 2.11, CUDA 13): sru's JIT-built CUDA kernels failed with "Caught an unknown exception!"
+    real_build = bench.build
+
+    def build(name, device):
+        if name == bench.SRU:
+            raise RuntimeError("Caught an unknown exception!\nmore lines")
+        return real_build(name, device)
+
+    monkeypatch.setattr(bench, "build", build)
+    out = tmp_path / "results"
+    assert bench.main(["--lengths", "16", "--repeats", "2", "--encoders", "bilstm", "sru", "--out", str(out)]) == 0
+    md = (out / "rcrn_table10.md").read_text()
+    assert "| `sru` |" not in md
+    assert "`sru` (PyPI's `sru`, the outside reference) is left out: it could not run a training step here " \
+           "(RuntimeError: Caught an unknown exception!)" in md
+    assert {r["encoder"] for r in evidence.read_csv(out / "rcrn_table10.csv")} == {"3l_bilstm", "bilstm"}
