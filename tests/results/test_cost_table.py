@@ -109,3 +109,28 @@ def test_an_outside_reference_that_cannot_run_is_left_out_with_its_reason(bench,
     assert "`sru` (PyPI's `sru`, the outside reference) is left out: it could not run a training step here " \
            "(RuntimeError: Caught an unknown exception!)" in md
     assert {r["encoder"] for r in evidence.read_csv(out / "rcrn_table10.csv")} == {"3l_bilstm", "bilstm"}
+
+
+def test_gpu_evidence_decides_the_claims_again_in_its_own_section(bench, tmp_path):
+    # the paper's cost claims are about a GPU: results/rcrn_table10_cuda.csv gets verdicts of its own,
+    # beside (not instead of) the CPU table's, and counted on their own line
+    def rows(device: str, rcrn_ms: float) -> list[dict]:
+        results = {16: {bench.TRAIN: {"3l_bilstm": [0.010, 0.011, 0.010], "rcrn": [rcrn_ms / 1e3] * 3},
+                        bench.INFER: {"3l_bilstm": [0.004] * 3, "rcrn": [0.004] * 3}}}
+        info = {"device": device, "threads": 1, "cpu": "Test CPU", **({"gpu": "Test GPU"} if device == "cuda" else {})}
+        versions = {n: "{}" for n in ("3l_bilstm", "rcrn")}
+        return bench.evidence_rows(results, {"3l_bilstm": 2_729_600, "rcrn": 2_409_600}, versions, info, "abc")
+
+    evidence.write_csv(tmp_path / "rcrn_table10.csv", rows("cpu", 30.0))   # slower than the stack on the CPU
+    evidence.write_csv(tmp_path / "rcrn_table10_cuda.csv", rows("cuda", 5.0))  # faster on the GPU
+    md = ledger.build(tmp_path)
+    cpu, gpu = md.split("### The same claims on the GPU (Test GPU; [rcrn_table10_cuda](rcrn_table10_cuda.md))")
+    claim = "slightly faster than the 3-layer BiLSTM (cuDNN) in training time on IMDb at sequence length 16 "
+    assert "**contradicted**" in next(line for line in cpu.splitlines() if claim in line)
+    assert "**reproduced**" in next(line for line in gpu.split("\n## ")[0].splitlines() if claim in line)
+    main_count = next(line for line in md.splitlines() if line.startswith("**") and " claims: " in line)
+    device_line = next(line for line in md.splitlines() if line.startswith("Decided again on evidence from another device"))
+    assert "(rcrn_table10_cuda)" in device_line
+    n_claims = len(load_claims("rcrn_table10"))
+    assert device_line.split(": ")[1].startswith(f"{n_claims} verdicts")
+    assert int(main_count.strip("*").split(" claims")[0]) == sum(len(load_claims(p.stem)) for p in REGISTRY.glob("*.yaml"))
