@@ -69,6 +69,22 @@ def test_the_table_shows_cost_trust_and_the_claims_verdict(tmp_path):
     assert "plots/rcrn_table5.png" in md and "rcrn_table5.csv" in md
 
 
+def test_hours_on_a_gpu_are_shown_apart_from_cpu_hours(tmp_path):
+    # RCRN Table 10's device aside, FHE Table 2 has runs trained on an H100 beside CPU runs: their hours are not CPU hours
+    rows, items = _evidence(tmp_path)
+    for r in rows:
+        if r["encoder"] == "rcrn" and r["seed"] == 3:
+            r["device"] = "cuda"
+    md = _render(tmp_path, rows, items)[0].read_text()
+    cost = {line.split(" |")[0]: line for line in md.splitlines() if line.startswith("| RCRN |") or line.startswith("| 3L BiLSTM |")}
+    # 9 epochs of 2 s per run: 0.005 h each; rcrn has two CPU runs and one GPU run
+    assert cost["| RCRN"].endswith("| 0.01 + 0.01 GPU h |") and cost["| 3L BiLSTM"].endswith("| 0.01 |")
+    rcrn = [r for r in rows if r["encoder"] == "rcrn"]
+    assert report.cpu_hours(rcrn) == pytest.approx(2 * 9 * 2 / 3600) and report.gpu_hours(rcrn) == pytest.approx(9 * 2 / 3600)
+    assert report.hours_text(rcrn) == "0.01 CPU h + 0.01 GPU h"
+    assert report.hours_text([r for r in rows if r["encoder"] == "3l_bilstm"]) == "0.01 CPU h"
+
+
 def test_a_run_stopped_at_its_cap_is_flagged_not_converged(tmp_path):
     rows, items = _evidence(tmp_path, rcrn={"best_epoch": 19, "cap": 20})
     md = _render(tmp_path, rows, items)[0].read_text()

@@ -33,7 +33,7 @@ def _budget(rows: list[dict]) -> str:
     if caps == [0]:  # timing rows of a benchmark (RCRN Table 10), not training runs
         return f"benchmark, {len({int(r['seed']) for r in rows})} rounds"
     lrs = sorted({float(r["lr"]) for r in rows})
-    return f"≤{'/'.join(map(str, caps))} epochs, {len(lrs)} lr, {report.cpu_hours(rows):.2f} CPU h"
+    return f"≤{'/'.join(map(str, caps))} epochs, {len(lrs)} lr, {report.hours_text(rows)}"
 
 
 def _num(x: float | None, digits: int = 1) -> str:

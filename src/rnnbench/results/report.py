@@ -41,6 +41,7 @@ class CostRow:
     cap: str  # the epoch cap; one per dataset, named, where a table's experiments differ in it
     not_converged: int
     cpu_hours: float
+    gpu_hours: float = 0.0  # runs trained on a GPU: device hours, never added to the CPU's
 
 
 def reported(rows: list[dict]) -> list[dict]:
@@ -71,12 +72,31 @@ def run_cpu_hours(seconds_per_epoch, epochs_run, threads) -> float:
     return float(seconds_per_epoch) * int(epochs_run) * int(threads or 1) / 3600
 
 
-def cpu_hours(rows: list[dict]) -> float:
-    """Training time of every run of the protocol (selection runs included), in CPU-thread hours."""
+def _on_gpu(row: dict) -> bool:
+    return str(row.get("device", "")).startswith("cuda")
+
+
+def _first_per_run(rows: list[dict]) -> list[dict]:
     first = {}
     for r in rows:
         first.setdefault(r["run"], r)
-    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r["threads"]) for r in first.values())
+    return list(first.values())
+
+
+def cpu_hours(rows: list[dict]) -> float:
+    """Training time of every run of the protocol (selection runs included) that ran on a CPU, in CPU-thread hours."""
+    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r["threads"]) for r in _first_per_run(rows) if not _on_gpu(r))
+
+
+def gpu_hours(rows: list[dict]) -> float:
+    """Training time of the runs that ran on a GPU, in device hours (their thread count is not a cost)."""
+    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], 1) for r in _first_per_run(rows) if _on_gpu(r))
+
+
+def hours_text(rows: list[dict]) -> str:
+    """``1.23 CPU h``, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
+    gpu = gpu_hours(rows)
+    return f"{cpu_hours(rows):.2f} CPU h" + (f" + {gpu:.2f} GPU h" if gpu else "")
 
 
 def _per_dataset(runs, value, summary=lambda values: values[0], collapse: bool = True) -> str:
@@ -118,7 +138,7 @@ def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostR
                                         lambda v: f"{statistics.fmean(v) * 1000:.2f}"),
             selected=_per_dataset(by_run, lambda r: int(r["selected_epoch"]), lambda v: ", ".join(map(str, sorted(v))), collapse=False),
             cap=_per_dataset(by_run, lambda r: str(int(r["epoch_cap"]))),
-            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs)))
+            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs), gpu_hours=gpu_hours(all_runs)))
     return out
 
 
@@ -144,7 +164,7 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
             cis.append(f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "–")
         conv = "yes" if not c.not_converged else f"**no** ({c.not_converged} of {len(c.seeds)} runs)"
         lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
-                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {c.cpu_hours:.2f} |")
+                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {c.cpu_hours:.2f}{f' + {c.gpu_hours:.2f} GPU h' if c.gpu_hours else ''} |")
     return ["## Cost and trust", "", *head, *lines, ""]
 
 
