@@ -263,3 +263,21 @@ def test_fhe_lambda1_row_changes_only_the_penalty_weight():
     assert ours[("encoder", "sparsity_penalty")] == "reward"
     table = _experiment("fhe_table4_small_fhe_lambda1").table
     assert table.variant == "small_lambda1" and "lambda 1 instead of 0.1" in table.data_note
+
+
+def test_mzu_table1_small_rows_are_matched_on_parameters_with_the_papers_dropout_and_three_seeds():
+    # issue 13: the small capMZU+DT (hidden 128) and its LSTM baseline used to be 3x apart in parameters
+    from rnnbench.encoders.build import build_encoder
+
+    mzu, lstm = _experiment("mzu_table1_small_mzu"), _experiment("mzu_table1_small_lstm")
+    width = mzu.embedding.dim
+    assert lstm.embedding.dim == width == 256  # the same character embeddings feed both
+    n_mzu = build_encoder(mzu.encoder, width).num_parameters()
+    n_lstm = build_encoder(lstm.encoder, width).num_parameters()
+    assert abs(n_lstm - n_mzu) / n_mzu < 0.01, (n_lstm, n_mzu)
+    assert mzu.encoder.dropout == _experiment("mzu_table1").encoder.dropout == 0.5  # the paper's, on PTB
+    for cfg in (mzu, lstm):
+        assert list(cfg.table.protocol.seeds) == [1, 2, 3] and cfg.table.variant == "small"
+        assert str(cfg.hydra.sweeper.params.seed) == "1,2,3"
+    # the two rows differ in the encoder and nothing else that trains them
+    assert mzu.trainer == lstm.trainer and mzu.task == lstm.task
