@@ -113,8 +113,11 @@ def training_checks(device: str) -> list[tuple[str, bool, str]]:
 
 
 def report(device_name: str, parts: dict[str, list[tuple[str, bool, str]]], cost: str) -> str:
+    from rnnbench.results.run_record import git_commit
+
     lines = ["# GPU check", "", f"Device: **{device_name}**; torch {torch.__version__}, CUDA {torch.version.cuda}, "
-             f"Python {platform.python_version()}; {time.strftime('%Y-%m-%d')}. Written by `make gpu-check` (scripts/gpu_check.py).", ""]
+             f"Python {platform.python_version()}; code {git_commit(REPO)}; {time.strftime('%Y-%m-%d')}. "
+             "Written by `make gpu-check` (scripts/gpu_check.py).", ""]
     for title, rows in parts.items():
         passed = sum(ok for _, ok, _ in rows)
         lines += [f"## {title}: {passed} of {len(rows)} passed", "", "| what | result | detail |", "|---|---|---|"]

@@ -23,3 +23,13 @@ def test_the_kernel_comparison_reports_what_ran_and_how_far_apart():
     same = module.compare_impls(["encoder=rcrn"], "cpu", "cpu")
     assert set(same["used"]) == {"multi_lstm", "gated_scan"}  # "cpu", or its fallback on a machine without a C compiler
     assert same["states"] <= module.TOLERANCE and same["grad"] <= module.TOLERANCE
+
+
+def test_the_report_names_the_device_and_the_code_that_ran(monkeypatch):
+    module = _gpu_check()
+    monkeypatch.setenv("RNNBENCH_COMMIT", "ignored-inside-a-checkout")
+    text = module.report("Test GPU", {"part": [("rcrn", True, "fine")]}, "not run")
+    assert "Device: **Test GPU**" in text and "| rcrn | pass | fine |" in text
+    from rnnbench.results.run_record import git_commit
+
+    assert f"code {git_commit(module.REPO)};" in text and "ignored-inside-a-checkout" not in text
