@@ -128,6 +128,9 @@ def test_gpu_evidence_decides_the_claims_again_in_its_own_section(bench, tmp_pat
     claim = "slightly faster than the 3-layer BiLSTM (cuDNN) in training time on IMDb at sequence length 16 "
     assert "**contradicted**" in next(line for line in cpu.splitlines() if claim in line)
     assert "**reproduced**" in next(line for line in gpu.split("\n## ")[0].splitlines() if claim in line)
+    # seconds per example are too small to read at two decimals: the ledger shows ours in ms
+    infer = next(line for line in gpu.splitlines() if "in inference time on IMDb at sequence length 16 (`rcrn`" in line)
+    assert "inference_seconds_per_example; ours in ms)" in infer and "| 0.12 / 0.12 |" in infer  # 4 ms per batch of 32
     main_count = next(line for line in md.splitlines() if line.startswith("**") and " claims: " in line)
     device_line = next(line for line in md.splitlines() if line.startswith("Decided again on evidence from another device"))
     assert "(rcrn_table10_cuda)" in device_line

@@ -4,6 +4,7 @@ evidence CSVs alone (``make claims``)."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from rnnbench.encoders.build import known_encoders
@@ -47,6 +48,16 @@ HEADER = ["| claim | paper: better / worse | ours: better / worse | ours: better
           "|---|---:|---:|---:|---:|---|---:|---|---|"]
 
 
+# Quantities too small to read at two decimals in their own unit: shown scaled (the verdict is unchanged).
+DISPLAY_SCALE = {"inference_seconds_per_example": (1000.0, "ours in ms")}
+
+
+def _scaled(x, factor: float):
+    if x is None:
+        return None
+    return replace(x, mean=x.mean * factor, low=x.low * factor, high=x.high * factor) if hasattr(x, "low") else x * factor
+
+
 def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing_status, built: set, counts: Counter) -> list[str]:
     lines = []
     for claim in claims:
@@ -59,12 +70,14 @@ def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing
             result.note = f"{', '.join(f'`{u}`' for u in unbuilt)} not built yet"
         counts[result.verdict] += 1
         sign = "<" if claim.get("lower_is_better") else ">"
+        factor, unit = DISPLAY_SCALE.get(claim.get("quantity", "test"), (1.0, ""))
+        ours = tuple(_scaled(v, factor) for v in result.ours)
         budget = _budget([r for r in rows if r["encoder"] in (claims_mod.split_row(claim["better"])[0], claims_mod.split_row(claim["worse"])[0])])
         lines.append(
             f"| {claim['text']} (`{claim['better']}` {sign} `{claim['worse']}`, {claim['column']}"
-            + ("" if claim.get("quantity", "test") == "test" else f", {claim['quantity']}") + ")"
-            f" | {_num(result.paper[0])} / {_num(result.paper[1])} | {_num(result.ours[0], 2)} / {_num(result.ours[1], 2)}"
-            f" | {report.fmt_interval(result.t)} | {report.fmt_interval(result.bootstrap)} | **{result.verdict}**"
+            + ("" if claim.get("quantity", "test") == "test" else f", {claim['quantity']}") + (f"; {unit}" if unit else "") + ")"
+            f" | {_num(result.paper[0])} / {_num(result.paper[1])} | {_num(ours[0], 2)} / {_num(ours[1], 2)}"
+            f" | {report.fmt_interval(_scaled(result.t, factor))} | {report.fmt_interval(_scaled(result.bootstrap, factor))} | **{result.verdict}**"
             f"{' (' + result.note + ')' if result.note and (result.verdict != stats.NOT_RUN or unbuilt) else ''}"
             f" | {', '.join(map(str, result.seeds)) or '–'} | {budget or '–'} | {claim.get('cite', '')} |")
     return lines
