@@ -138,11 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     name = torch.cuda.get_device_name(0)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    parts: dict[str, list[tuple[str, bool, str]]] = {}
+    cost = "not run yet (the check stopped before it)"
     # The report is rewritten after each part, so a check cut short (a lease running out) keeps what it found.
-    parts = {"Triton kernels against the reference on CUDA": kernel_checks("cuda")}
-    (out / "gpu.md").write_text(report(name, parts, "not run yet (the check stopped before it)"))
-    parts["A short training run of every encoder on CUDA"] = training_checks("cuda")
-    (out / "gpu.md").write_text(report(name, parts, "not run yet (the check stopped before it)"))
+    for title, check in (("Triton kernels against the reference on CUDA", kernel_checks),
+                         ("A short training run of every encoder on CUDA", training_checks)):
+        parts[title] = check("cuda")
+        (out / "gpu.md").write_text(report(name, parts, cost))
     cost = "not run (--skip-cost)"
     if not args.skip_cost:
         done = subprocess.run([sys.executable, str(REPO / "scripts" / "bench_cost.py"), "--device", "cuda", "--out", args.out])

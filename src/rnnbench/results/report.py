@@ -93,10 +93,14 @@ def gpu_hours(rows: list[dict]) -> float:
     return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], 1) for r in _first_per_run(rows) if _on_gpu(r))
 
 
+def hours_cell(cpu: float, gpu: float, cpu_unit: str = "") -> str:
+    """``1.23`` CPU-thread hours, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
+    return f"{cpu:.2f}{cpu_unit}" + (f" + {gpu:.2f} GPU h" if gpu else "")
+
+
 def hours_text(rows: list[dict]) -> str:
     """``1.23 CPU h``, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
-    gpu = gpu_hours(rows)
-    return f"{cpu_hours(rows):.2f} CPU h" + (f" + {gpu:.2f} GPU h" if gpu else "")
+    return hours_cell(cpu_hours(rows), gpu_hours(rows), " CPU h")
 
 
 def _per_dataset(runs, value, summary=lambda values: values[0], collapse: bool = True) -> str:
@@ -164,7 +168,7 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
             cis.append(f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "–")
         conv = "yes" if not c.not_converged else f"**no** ({c.not_converged} of {len(c.seeds)} runs)"
         lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
-                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {c.cpu_hours:.2f}{f' + {c.gpu_hours:.2f} GPU h' if c.gpu_hours else ''} |")
+                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {hours_cell(c.cpu_hours, c.gpu_hours)} |")
     return ["## Cost and trust", "", *head, *lines, ""]
 
 
