@@ -142,7 +142,7 @@ table-fhe-7: $(STAMP)  ## FHE Table 7 (MS MARCO v1.1, generative, and the no-poi
 table-mzu-1: $(STAMP)  ## MZU Table 1 (PTB characters, BPC; plus the small rows): run what is missing, write results/mzu_table1.{md,tex,csv}
 	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu
 
-table-mzu-1-small: $(STAMP)  ## MZU Table 1, only the CPU-sized "small" runs (lstm1 256, capMZU+DT 128), then the whole table
+table-mzu-1-small: $(STAMP)  ## MZU Table 1, only the CPU-sized "small" runs (lstm1 116, capMZU+DT 128, matched on parameters), then the whole table
 	$(PY) scripts/make_table.py mzu_table1_small_lstm mzu_table1_small_mzu
 	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu --no-run
 

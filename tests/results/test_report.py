@@ -294,6 +294,22 @@ def test_a_table_of_two_experiments_states_each_ones_learning_rate_choice():
     assert one == ["Learning rate of `dt_gru`, mean dev accuracy over the selection seeds: 0.001: 60.0, 0.0005: 70.0 (chosen)."]
 
 
+def test_a_rate_chosen_at_the_edge_of_the_grid_is_flagged():
+    """LSTM-baseline Table 1: the Res-V2 row chose 2e-4, the largest of {2e-4, 1e-4, 5e-5}; a reader
+    should know its best rate may lie beyond the grid. A rate inside the grid gets no note."""
+    def rows_choosing(best):
+        return [{"model": "M", "encoder": "2l_lstm", "variant": "", "dataset": "SST-5", "metric": "accuracy", "lr": lr,
+                 "phase": "select", "dev": 44.0 if lr == best else 40.0, "reported": "yes" if lr == best else "no"}
+                for lr in (2e-4, 1e-4, 5e-5)]
+    (largest,) = report.selection_lines(rows_choosing(2e-4), 1, "accuracy")
+    assert largest.endswith("0.0002: 44.0 (chosen), 0.0001: 40.0, 5e-05: 40.0; the chosen rate is the grid's largest: "
+                            "a larger one, outside the grid, might score better.")
+    (smallest,) = report.selection_lines(rows_choosing(5e-5), 1, "accuracy")
+    assert "the grid's smallest: a smaller one" in smallest
+    (inside,) = report.selection_lines(rows_choosing(1e-4), 1, "accuracy")
+    assert inside.endswith("5e-05: 40.0.") and "grid's" not in inside
+
+
 def test_the_cost_table_names_each_datasets_rate_and_cap_where_they_differ():
     rows = []
     for dataset, lr, cap in (("Restaurant-DS", 1e-3, 20), ("Laptop-DS", 5e-4, 40)):

@@ -197,8 +197,19 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
         parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
         metric = f" {select_metric}" if select_metric else ""
         where = f" on {key[3]}" if key[3] else ""
-        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}{where}, mean dev{metric} over the selection seeds: {parts}.")
+        out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}{where}, mean dev{metric} over the selection seeds: {parts}"
+                   f"{grid_edge_note(chosen.get(key), list(by_lr))}.")
     return out
+
+
+def grid_edge_note(lr: float | None, rates: list[float]) -> str:
+    """A warning where the chosen rate is the largest or smallest of a grid of three or more:
+    the dev score may still rise beyond the grid, so the row may be under-tuned. (With two
+    rates every choice is an edge; the note would say nothing.)"""
+    if lr is None or len(rates) < 3 or min(rates) < lr < max(rates):
+        return ""
+    side, beyond = ("largest", "larger") if lr == max(rates) else ("smallest", "smaller")
+    return f"; the chosen rate is the grid's {side}: a {beyond} one, outside the grid, might score better"
 
 
 def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int) -> tuple[list[str], list[claims_mod.ClaimResult]]:
