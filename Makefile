@@ -117,10 +117,12 @@ table-dcu-2: $(STAMP)  ## DCU Table 2 (SearchQA span; needs searchqa/data_json)
 table-fhe-2: $(STAMP)  ## FHE Table 2 (picking task, lengths 100/200/400: lstm1, lstm2, FHE-fixed; plus FHE with our loss-form penalty): write results/fhe_table2.{md,tex,csv}
 	$(PY) scripts/make_table.py $(FHE2_PAPER)
 	$(PY) scripts/make_table.py $(FHE2_PAPER) $(FHE2_SMALL) --no-run
+	$(PY) scripts/fhe_figures.py openness results/fhe_table2.csv
 
 table-fhe-2-small: $(STAMP)  ## FHE Table 2, only the CPU-sized "small" runs (64 hidden units, length 100), then the whole table
 	$(PY) scripts/make_table.py $(FHE2_SMALL)
 	$(PY) scripts/make_table.py $(FHE2_PAPER) $(FHE2_SMALL) --no-run
+	$(PY) scripts/fhe_figures.py openness results/fhe_table2.csv
 
 table-fhe-3: $(STAMP)  ## FHE Table 3 (picking task, length 100: FHE80/90/95/98, the penalty enforced once dev accuracy reaches 80-98%)
 	$(PY) scripts/make_table.py fhe_table3 fhe_table3_fhe90 fhe_table3_fhe95 fhe_table3_fhe98
@@ -128,10 +130,12 @@ table-fhe-3: $(STAMP)  ## FHE Table 3 (picking task, length 100: FHE80/90/95/98,
 table-fhe-4: $(STAMP)  ## FHE Table 4 (generalisation): train at length 200 (Table 2's runs), then score the same checkpoints at 400-10000
 	$(PY) scripts/make_table.py $(FHE4_PAPER)
 	$(PY) scripts/make_table.py $(FHE4_PAPER) $(FHE4_SMALL) --no-run
+	$(PY) scripts/fhe_figures.py openness results/fhe_table4.csv --out results/plots/fhe_table4_accuracy_vs_openness.png
 
 table-fhe-4-small: $(STAMP)  ## FHE Table 4, only the CPU-sized "small" runs (64 hidden units, trained at 200, scored at 400-10000), then the whole table
 	$(PY) scripts/make_table.py $(FHE4_SMALL)
 	$(PY) scripts/make_table.py $(FHE4_PAPER) $(FHE4_SMALL) --no-run
+	$(PY) scripts/fhe_figures.py openness results/fhe_table4.csv --out results/plots/fhe_table4_accuracy_vs_openness.png
 
 table-fhe-6: $(STAMP)  ## FHE Table 6 (SearchQA, generative; needs the SearchQA files)
 	$(PY) scripts/make_table.py fhe_table6
