@@ -144,11 +144,11 @@ table-fhe-7: $(STAMP)  ## FHE Table 7 (MS MARCO v1.1, generative, and the no-poi
 	$(PY) scripts/make_table.py fhe_table7 fhe_table7_no_pointer
 
 table-mzu-1: $(STAMP)  ## MZU Table 1 (PTB characters, BPC; plus the small rows): run what is missing, write results/mzu_table1.{md,tex,csv}
-	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu
+	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_mzu mzu_table1_small_sat mzu_table1_small_gcn mzu_table1_small_lstm
 
-table-mzu-1-small: $(STAMP)  ## MZU Table 1, only the CPU-sized "small" runs (lstm1 116, capMZU+DT 128, matched on parameters), then the whole table
-	$(PY) scripts/make_table.py mzu_table1_small_lstm mzu_table1_small_mzu
-	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_lstm mzu_table1_small_mzu --no-run
+table-mzu-1-small: $(STAMP)  ## MZU Table 1, only the CPU-sized "small" runs (capMZU+DT, satMZU+DT, gcnMZU+DT at 128; lstm1 116, matched to capMZU+DT on parameters), then the whole table
+	$(PY) scripts/make_table.py mzu_table1_small_mzu mzu_table1_small_sat mzu_table1_small_gcn mzu_table1_small_lstm
+	$(PY) scripts/make_table.py mzu_table1 mzu_table1_small_mzu mzu_table1_small_sat mzu_table1_small_gcn mzu_table1_small_lstm --no-run
 
 table-mzu-2: $(STAMP)  ## MZU Table 2 (text8, BPC; needs the text8 file)
 	$(PY) scripts/make_table.py mzu_table2

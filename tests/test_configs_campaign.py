@@ -295,3 +295,16 @@ def test_every_cpu_sized_variant_runs_on_one_thread(experiment):
 
 def test_the_cpu_sized_variants_are_found():
     assert {"mzu_table1_small_lstm", "mzu_table1_small_mzu", "dcu_table1_small"} <= set(SMALL)
+
+
+@pytest.mark.parametrize("composition", ["sat", "gcn"])
+def test_mzu_table1_small_compares_the_three_mzus_in_one_setting(composition):
+    """The table's claims compare sat, gcn and cap: their small rows differ in the composition only."""
+    cap, other = _experiment("mzu_table1_small_mzu"), _experiment(f"mzu_table1_small_{composition}")
+    assert other.encoder.composition == composition and other.encoder.name == f"mzu_{composition}"
+    assert other.trainer == cap.trainer and other.task == cap.task and other.embedding == cap.embedding
+    assert other.table.protocol == cap.table.protocol and other.table.variant == cap.table.variant == "small"
+    assert other.table.name == "mzu_table1" and str(other.hydra.sweeper.params.seed) == "1,2,3"
+    keys = ("hidden_size", "num_zones", "transition_depth", "dropout", "share_transition", "bidirectional",
+            "disagreement_weight", "ffn_size")
+    assert {k: other.encoder[k] for k in keys} == {k: cap.encoder[k] for k in keys}
