@@ -70,6 +70,18 @@ def test_our_baselines_without_a_paper_row_are_appended():
     assert "| bilstm (our baseline, not in the paper) | `bilstm` | – | 61.0 ± 1.4 (n=2) |  |" in markdown("T", rows, [], ["R"])
 
 
+def test_the_registry_names_our_rows_where_the_plain_row_is_an_enhanced_model():
+    """LSTM-baseline Table 1: the paper's plain `2l_lstm` row is 2-LSTM+MC+Pooling+ResV+ResL; our
+    one-trick rows (forget bias and dropout only) must not read as that model."""
+    from rnnbench.results.tables import model_name, paper_table
+
+    table = paper_table("lstm_odyssey_table1")
+    assert model_name(table, "2l_lstm", "fb+dropout") == "2-LSTM (fb+dropout variant, ours)"
+    assert model_name(table, "2l_bilstm", "bi+fb+dropout") == "Bi-2-LSTM (bi+fb+dropout variant, ours)"
+    assert model_name(table, "2l_lstm", "baseline") == "Baseline 2-LSTM"  # a paper row keeps the paper's name
+    assert model_name(table, "2l_lstm", None) == "2-LSTM+MC+Pooling+ResV+ResL"
+
+
 def test_a_paper_model_in_our_own_setting_is_labelled_as_our_variant():
     table = {"rows": [{"model": "capMZU+DT (ours)", "encoder": "mzu_cap", "values": {"BPC": 1.181}},
                       {"model": "capMZU ensemble", "encoder": "mzu_cap", "variant": "ensemble", "values": {"BPC": 1.1}}]}

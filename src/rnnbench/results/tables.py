@@ -109,12 +109,18 @@ def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None
 def model_name(table: dict, encoder: str, variant: str | None) -> str:
     """The row name our runs of (encoder, variant) appear under: the paper's row when it has one;
     else our baseline the paper did not run (bilstm in MZU Table 6), a paper model in our own
-    setting (capMZU "small"), or, in a table no paper printed, the encoder itself."""
+    setting (capMZU "small"; named as the registry's ``our_rows`` says where it does), or, in a
+    table no paper printed, the encoder itself."""
     for r in table["rows"]:
         if r.get("encoder") == encoder and r.get("variant") == variant:
             return r["model"]
     if table.get("ours_only"):
         return encoder
+    # The registry can name our variants' rows itself: where the plain row is not the plain model
+    # (LSTM-baseline Table 1's plain `2l_lstm` is the enhanced 2-LSTM+MC+Pooling+ResV+ResL, and
+    # its one-trick rows are not that model).
+    if encoder in (table.get("our_rows") or {}):
+        return f"{table['our_rows'][encoder]} ({variant or 'default'} {OUR_VARIANT})"
     paper_model: dict[str, str] = {}  # encoder -> the paper's name for it, from its plain (variant-less) row first
     for r in sorted(table["rows"], key=lambda r: r.get("variant") is not None):
         if r.get("encoder"):
