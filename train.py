@@ -6,8 +6,8 @@ interrupted ones resume from their last checkpoint, runs locked by another proce
 skipped, and a failed job never stops the others: the sweep ends with a summary and
 exits with status 1 if a job failed.
 
-A bad input is one line on stderr (`error: ...`) and exit status 2; Ctrl-C saves a
-checkpoint and exits with status 130.
+A bad input is one line on stderr (`error: ...`) and exit status 2; Ctrl-C or SIGTERM
+saves a checkpoint and exits with status 130.
 """
 from __future__ import annotations
 

@@ -70,6 +70,6 @@ class SmokeRunRefused(RnnbenchError):
 
 
 class RunInterrupted(RnnbenchError):
-    """Ctrl-C: train.py prints the message (how to resume) and exits with status 130."""
+    """Ctrl-C or SIGTERM: train.py prints the message (how to resume) and exits with status 130."""
 
     exit_code = 130

@@ -68,7 +68,9 @@ def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(tmp_path):
     assert preds_a == preds_b
 
 
-def test_ctrl_c_saves_a_checkpoint_says_how_to_resume_and_resumes_exactly(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_saves_a_checkpoint_says_how_to_resume_and_resumes_exactly(tmp_path, stop):
+    """SIGTERM is what a session's end, `kill` or `timeout` send: it must save as Ctrl-C does."""
     args = ARGS[:]
     args[args.index("trainer.epochs=2")] = "trainer.epochs=1"
     clean = run_train_py(args + [f"paths.runs_dir={tmp_path / 'clean'}"])
@@ -80,7 +82,7 @@ def test_ctrl_c_saves_a_checkpoint_says_how_to_resume_and_resumes_exactly(tmp_pa
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and not list(runs.glob("picking/bilstm/*/last.pt")):
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(stop)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     (line,) = err.strip().splitlines()  # one line, no traceback

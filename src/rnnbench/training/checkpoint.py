@@ -4,8 +4,10 @@ A checkpoint is written atomically (temporary file, then rename); a failed write
 full disk) removes the temporary file and says so in one line. A damaged ``last.pt``
 (truncated, empty, not a checkpoint) is moved aside as ``last.pt.damaged-<time>`` with
 a warning and the run restarts from its beginning (batch order depends only on seed
-and epoch, so it ends with the same numbers). Ctrl-C during training is deferred to
-the end of the current batch, where a checkpoint is saved (``deferred_interrupts``).
+and epoch, so it ends with the same numbers). Ctrl-C (SIGINT) or SIGTERM during training
+is deferred to the end of the current batch, where a checkpoint is saved
+(``deferred_interrupts``): TERM is what ``kill``, ``timeout``, a container stop or a
+machine shutting down send before they kill.
 
 Schema of ``last.pt`` (a plain dict, so it loads with nothing but torch): ``model`` and
 ``optimizer`` (state dicts), ``state`` (``TrainState`` as a dict: where the run is),
@@ -142,20 +144,22 @@ class _Interrupts:
 
 
 _interrupts = _Interrupts()
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # each: save at the batch's end, then stop
 
 
 def stop_requested() -> bool:
-    """Polled by the training loop at each batch boundary: True once Ctrl-C was pressed
-    inside ``deferred_interrupts``; the loop then saves a checkpoint and stops."""
+    """Polled by the training loop at each batch boundary: True once Ctrl-C was pressed (or
+    SIGTERM received) inside ``deferred_interrupts``; the loop then saves a checkpoint and stops."""
     _interrupts.armed = True
     return _interrupts.requested
 
 
 @contextmanager
 def deferred_interrupts():
-    """The first Ctrl-C only sets a flag (the training loop saves a checkpoint at the end of
-    the batch, then raises RunInterrupted); a second one interrupts at once. Outside the
-    main thread (joblib workers' threads) signals cannot be caught: nothing changes."""
+    """The first Ctrl-C or SIGTERM only sets a flag (the training loop saves a checkpoint at
+    the end of the batch, then raises RunInterrupted); a second one interrupts at once. Outside
+    the main thread (joblib workers' threads) signals cannot be caught: nothing changes.
+    (SLURM's USR2 is submitit's: it requeues the job, whose run resumes from ``last.pt``.)"""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -166,9 +170,10 @@ def deferred_interrupts():
         _interrupts.requested = True
 
     _interrupts.requested = _interrupts.armed = False
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, before in previous.items():
+            signal.signal(sig, before)
         _interrupts.requested = _interrupts.armed = False

@@ -158,7 +158,7 @@ def train_epoch(run: Run, state: TrainState) -> float:
         state.step += 1
         log_now = bool(log_every) and state.step % log_every == 0
         saving = state.batch % t.checkpoint_every == 0
-        stopping = checkpoint.stop_requested()  # Ctrl-C: save at this batch boundary and stop
+        stopping = checkpoint.stop_requested()  # Ctrl-C or SIGTERM: save at this batch boundary and stop
         if dist.enabled:  # several ranks agree on it where they synchronise anyway: checkpoints and logging steps
             stopping = distributed.any_rank(stopping, dist) if log_now or saving else False
         if log_now or saving or stopping:
