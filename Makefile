@@ -67,7 +67,7 @@ table-odyssey-1: $(STAMP)  ## LSTM baseline Table 1 (SST-5): the baseline and on
 	$(PY) scripts/make_table.py lstm_odyssey_table1_baseline lstm_odyssey_table1_fb lstm_odyssey_table1_dropout lstm_odyssey_table1_mc_mean lstm_odyssey_table1_mc_vote lstm_odyssey_table1_pool lstm_odyssey_table1_resv1 lstm_odyssey_table1_resv2 lstm_odyssey_table1_bi lstm_odyssey_table1_bi_resv1
 	$(PY) scripts/make_table.py lstm_odyssey_table1_baseline lstm_odyssey_table1_fb lstm_odyssey_table1_dropout lstm_odyssey_table1_mc_mean lstm_odyssey_table1_mc_vote lstm_odyssey_table1_pool lstm_odyssey_table1_resv1 lstm_odyssey_table1_resv2 lstm_odyssey_table1_bi lstm_odyssey_table1_bi_resv1 lstm_odyssey_table1_large lstm_odyssey_table1_large_bi lstm_odyssey_table1_large_bi_resv1 lstm_odyssey_table1_large_resv2 --no-run
 
-table-odyssey-1-large: $(STAMP)  ## LSTM baseline Table 1, the paper's Large rows (hidden 800; ~110 CPU hours: for a GPU), then the whole table
+table-odyssey-1-large: $(STAMP)  ## LSTM baseline Table 1, the paper's Large rows (hidden 800; ~135 CPU hours: for a GPU), then the whole table
 	$(PY) scripts/make_table.py lstm_odyssey_table1_large lstm_odyssey_table1_large_bi lstm_odyssey_table1_large_bi_resv1 lstm_odyssey_table1_large_resv2
 	$(PY) scripts/make_table.py lstm_odyssey_table1_baseline lstm_odyssey_table1_fb lstm_odyssey_table1_dropout lstm_odyssey_table1_mc_mean lstm_odyssey_table1_mc_vote lstm_odyssey_table1_pool lstm_odyssey_table1_resv1 lstm_odyssey_table1_resv2 lstm_odyssey_table1_bi lstm_odyssey_table1_bi_resv1 lstm_odyssey_table1_large lstm_odyssey_table1_large_bi lstm_odyssey_table1_large_bi_resv1 lstm_odyssey_table1_large_resv2 --no-run
 
