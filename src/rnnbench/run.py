@@ -63,6 +63,8 @@ def train_outcome(cfg: DictConfig, say=say_flushed) -> tuple[str, dict]:
     def tell(decision: str) -> None:
         if not told:
             told.append(distributed.broadcast(decision, dist))
+            if decision == "skip":
+                distributed.barrier(dist)  # see _follow
 
     try:
         return _train_outcome(cfg, say, before_training=lambda: tell("train"))
@@ -73,6 +75,9 @@ def train_outcome(cfg: DictConfig, say=say_flushed) -> tuple[str, dict]:
 def _follow(cfg: DictConfig, dist) -> tuple[str, dict]:
     """A rank other than 0: train with rank 0 when it says so, writing nothing."""
     if distributed.broadcast(None, dist) != "train":
+        # Rank 0 waits here too: exiting while this rank still received the one message
+        # aborted this rank in gloo (SIGABRT, seen once in CI).
+        distributed.barrier(dist)
         return "done", {"test": {cfg.task.select_metric: None}}
     with checkpoint.deferred_interrupts():
         return "ran", fit(cfg, run_dir_of(cfg), lambda _: None)

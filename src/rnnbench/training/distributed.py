@@ -13,6 +13,7 @@ is rank 0 of 1 and every collective returns its input.
 """
 from __future__ import annotations
 
+import atexit
 import os
 from dataclasses import dataclass
 
@@ -47,7 +48,14 @@ def setup(device: str = "auto") -> Dist:
         if cuda:
             torch.cuda.set_device(local_rank)
         tdist.init_process_group(backend="nccl" if cuda else "gloo")
+        atexit.register(_leave_group)
     return Dist(rank, world, local_rank)
+
+
+def _leave_group() -> None:
+    """Leave the process group at exit (no communication: it cannot hang on a rank that crashed)."""
+    if tdist.is_initialized():
+        tdist.destroy_process_group()
 
 
 def current() -> Dist:
