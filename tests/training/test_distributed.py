@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from omegaconf import OmegaConf
 
+from rnnbench import run
+from rnnbench.training import distributed
 from rnnbench.training.distributed import Dist, shard
 from tests.helpers import REPO
 
@@ -61,6 +64,20 @@ def test_shards_cover_the_batch_once_and_weigh_the_mean():
     assert shard(idx, Dist()) == (idx, 1.0)
 
 
+@pytest.mark.parametrize("rank", [0, 1])
+def test_every_rank_meets_the_others_after_deciding_not_to_train(monkeypatch, rank):
+    """A run found done (or locked) is one broadcast and then an exit. Exiting right after it
+    aborted the rank still receiving it (gloo, SIGABRT, once in CI): every rank waits at a barrier."""
+    calls = []
+    monkeypatch.setattr(distributed, "setup", lambda device: Dist(rank, 2))
+    monkeypatch.setattr(distributed, "broadcast", lambda obj, dist: calls.append("broadcast") or "skip")
+    monkeypatch.setattr(distributed, "barrier", lambda dist: calls.append("barrier"))
+    monkeypatch.setattr(run, "_train_outcome", lambda cfg, say, before_training: ("done", {"test": {}}))
+    cfg = OmegaConf.create({"trainer": {"device": "cpu"}, "task": {"select_metric": "accuracy"}})
+    assert run.train_outcome(cfg)[0] == "done"
+    assert calls == ["broadcast", "barrier"]
+
+
 @pytest.mark.slow
 def test_two_processes_train_one_run_agree_and_resume_after_a_kill(tmp_path):
     command, opts = _torchrun(ARGS + [f"paths.runs_dir={tmp_path / 'clean'}"])
@@ -104,4 +121,4 @@ def test_two_processes_train_one_run_agree_and_resume_after_a_kill(tmp_path):
     assert (run_dir / "predictions.jsonl").read_text() == (Path(b["run_dir"]) / "predictions.jsonl").read_text()
 
     again = subprocess.run(*_torchrun(ARGS + [f"paths.runs_dir={runs}"])[:1], capture_output=True, text=True, timeout=600, **opts)
-    assert again.returncode == 0 and "already done" in again.stdout  # both ranks stop: rank 0 found the record
+    assert again.returncode == 0 and "already done" in again.stdout, again.stderr[-3000:]  # both ranks stop: rank 0 found the record
