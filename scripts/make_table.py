@@ -274,6 +274,9 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
             jobs = protocol.selection_jobs(enc, cfg.table.protocol, cfg.trainer.lr)
             if lr is not None:
                 jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
+            else:  # the choice waits on selection runs (a rate new to the grid): finals at any rate stay, unreported
+                jobs += [job for rate in protocol.grid(cfg.table.protocol, cfg.trainer.lr)
+                         for job in protocol.final_jobs(enc, cfg.table.protocol, rate)]
             for job in jobs:
                 folder = run_dir(job_config(experiment, job, extra))
                 record = read_record(folder)

@@ -117,6 +117,38 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
         assert "Superseded runs, not in this table" in md and "(bilstm 2)" in md
 
 
+def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_runs(tmp_path, capsys):
+    """LSTM-baseline Table 1 in session 15: a rate joined the grid; until its selection runs
+    finish, no rate is chosen, and the finals already run must stay in the evidence (they may be
+    chosen again), not move to the superseded-runs file."""
+    import shutil
+
+    main = _make_table()
+    base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
+            "--set", "table.protocol.seeds=[1,2]", "--set", "table.protocol.select_seeds=1",
+            "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    assert main(["synthetic_span_copy", *base, "--set", "table.protocol.lr_grid=[1e-3,3e-4]"]) == 0
+    csv = tmp_path / "results" / "synthetic_span_copy.csv"
+    rows = csv.read_text().splitlines()
+    finals = [r for r in rows if ",final," in r]
+    assert len(rows) == 1 + 3 * 2 and len(finals) == 2 and all(",final,yes," in r for r in finals)
+    shutil.rmtree(tmp_path / "runs")  # a later session: the committed CSV only
+    capsys.readouterr()
+
+    wider = [*base, "--set", "table.protocol.lr_grid=[3e-3,1e-3,3e-4]"]
+    assert main(["synthetic_span_copy", "--no-run", *wider]) == 0
+    assert "no longer selected" not in capsys.readouterr().out
+    assert not (tmp_path / "results" / "synthetic_span_copy.superseded.csv").exists()
+    kept = csv.read_text().splitlines()
+    assert sorted(kept) == sorted(r.replace(",final,yes,", ",final,no,") if ",final," in r else r.replace(",select,yes,", ",select,no,")
+                                  for r in rows)  # every run kept, none reported until a rate is chosen
+
+    assert main(["synthetic_span_copy", *wider]) == 0  # the new rate's selection run, then the choice
+    out = capsys.readouterr().out
+    assert out.count("== synthetic_span_copy: bilstm") in (1, 2)  # 3e-3 on seed 1, and seed 2 only if 3e-3 is chosen
+    assert sum(",yes," in r for r in csv.read_text().splitlines()) == 2 * 2  # two seeds reported, two columns each
+
+
 def _module():
     return load_script("make_table")
 
