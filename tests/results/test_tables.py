@@ -80,6 +80,9 @@ def test_the_registry_names_our_rows_where_the_plain_row_is_an_enhanced_model():
     assert model_name(table, "2l_bilstm", "bi+fb+dropout") == "Bi-2-LSTM (bi+fb+dropout variant, ours)"
     assert model_name(table, "2l_lstm", "baseline") == "Baseline 2-LSTM"  # a paper row keeps the paper's name
     assert model_name(table, "2l_lstm", None) == "2-LSTM+MC+Pooling+ResV+ResL"
+    mzu = paper_table("mzu_table1")  # the paper marks its own models "(ours)": ours read once
+    assert model_name(mzu, "mzu_cap", "small") == "capMZU+DT (small variant, ours)"
+    assert model_name(mzu, "mzu_cap", None) == "capMZU+DT (ours)"
 
 
 def test_a_paper_model_in_our_own_setting_is_labelled_as_our_variant():
