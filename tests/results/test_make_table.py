@@ -117,6 +117,7 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
         assert "Superseded runs, not in this table" in md and "(bilstm 2)" in md
 
 
+@pytest.mark.slow  # five smoke training runs
 def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_runs(tmp_path, capsys):
     """LSTM-baseline Table 1 in session 15: a rate joined the grid; until its selection runs
     finish, no rate is chosen, and the finals already run must stay in the evidence (they may be
