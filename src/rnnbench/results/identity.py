@@ -95,10 +95,14 @@ def component_versions(cfg: DictConfig) -> dict[str, str]:
     return out
 
 
+def _digest_key(path: Path) -> str:
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
 def _file_digest(path: Path, cache: dict) -> str:
     """sha256 of a file's bytes, remembered per (path, size, mtime) so it is read once."""
-    st = path.stat()
-    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    key = _digest_key(path)
     if key not in cache:
         digest = hashlib.sha256()
         with open(path, "rb") as handle:
@@ -151,16 +155,29 @@ def data_fingerprint(cfg: DictConfig) -> dict[str, str]:
         out["hub"] = hub  # the files are absent: the run reads the hub copy (Reader.load), named here
     if len(cache) != known:
         try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(cache_file) + ".lock"):
-                merged = json.loads(cache_file.read_text()) if cache_file.exists() else {}
-                merged.update(cache)
-                tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(merged))
-                os.replace(tmp, cache_file)
+            _merge_into(cache_file, cache)
         except (OSError, ValueError):
             pass  # an unwritable cache only costs re-hashing next time
     return out
+
+
+def _merge_into(cache_file: Path, entries: dict) -> None:
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache_file) + ".lock"):
+        merged = json.loads(cache_file.read_text()) if cache_file.exists() else {}
+        merged.update(entries)
+        tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(merged))
+        os.replace(tmp, cache_file)
+
+
+def record_file_digest(path: Path, digest: str, cache_dir: str | Path) -> None:
+    """Make ``data_fingerprint`` report ``digest`` for the file now at ``path`` (until it changes).
+
+    Only for a file that stands for another exactly: scripts/embedding_subset.py registers a GloVe
+    subset under the full file's digest after checking that every checked experiment's embedding
+    matrix is the same from both, so a run reading the subset keeps the full file's identity."""
+    _merge_into(Path(cache_dir) / "fingerprints.json", {_digest_key(path): digest})
 
 
 def identity_parts(cfg: DictConfig) -> dict:

@@ -1,0 +1,81 @@
+#!/bin/bash
+# A table's sweep on a lent GPU machine, in one call: N make_table.py workers side by side on the GPU
+# (under MPS where it starts), stopped after STOP_AFTER seconds; the finished run folders (no checkpoints)
+# come back in $OUT as runs.tgz.* for `tar xzf` into RNNBENCH_RUNS here. See README, "A sweep on a lent GPU".
+#
+#   bash scripts/gpu_sweep.sh COMMIT EXPERIMENT...
+#
+# COMMIT: the commit of the tree sent (the machine's copy of .git may be older, so git is pointed away from it
+# and RNNBENCH_COMMIT names the tree in the run records). DEVICE=cpu: a dry run of the same steps on a CPU. Environment: N (workers, 15), STOP_AFTER (seconds, 540),
+# CARRY (folder sent beside the checkout, .gpu: data/ mirrors RNNBENCH_DATA's files the runs read, whl/ the
+# wheels of packages missing there), DATA, RUNS, CACHE (the same absolute paths as here, so the runs'
+# identities and records match: /work/shared/data, /work/runs, /work/cache), OUT (set by the device tool).
+set -u
+T0=$(date +%s)
+STOP=$((T0 + ${STOP_AFTER:-540}))
+COMMIT=$1; shift
+EXPERIMENTS="$*"
+CARRY=${CARRY:-.gpu}; N=${N:-15}; DEVICE=${DEVICE:-cuda}; PY=${PY:-python3}
+DATA=${DATA:-/work/shared/data}; RUNS=${RUNS:-/work/runs}; CACHE=${CACHE:-/work/cache}
+echo "start $(date -u +%FT%TZ) commit $COMMIT: $EXPERIMENTS, $N workers, stop after ${STOP_AFTER:-540} s"
+[ "$DEVICE" = cpu ] || nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+if ls "$CARRY"/whl/*.whl >/dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$CARRY"/whl/*.whl || exit 1
+fi
+export PYTHONPATH=/tmp/site:$PWD/src
+# Without an install, rnnbench.kernels (kernels/ at the top of the checkout) is reached through a link.
+$PY -c "import rnnbench.kernels" 2>/dev/null || ln -sfn ../../kernels src/rnnbench/kernels
+$PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+$PY -c "import rnnbench.run; from rnnbench.metrics import registry; registry(); print('imports ok')" || exit 1
+export GIT_DIR=/nonexistent RNNBENCH_COMMIT=$COMMIT RNNBENCH_DATA=$DATA RNNBENCH_RUNS=$RUNS RNNBENCH_CACHE=$CACHE \
+  HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
+mkdir -p "$DATA" "$RUNS" "$CACHE"
+# Copy the carried data in, never over a different file (DATA holding the full GloVe: stop, not overwrite it).
+carried=$(cd "$CARRY/data" && find . -type f -printf '%P\n')
+for f in $carried; do
+  if [ -e "$DATA/$f" ] && ! cmp -s "$CARRY/data/$f" "$DATA/$f"; then
+    echo "error: $DATA/$f exists and differs from $CARRY/data/$f: point DATA at an empty folder"; exit 1
+  fi
+done
+for f in $carried; do
+  [ -e "$DATA/$f" ] || { mkdir -p "$(dirname "$DATA/$f")" && cp -p "$CARRY/data/$f" "$DATA/$f"; } || exit 1
+done
+# A GloVe subset built by scripts/embedding_subset.py stands for the full file (checked there, bit for bit).
+for sidecar in $(find "$DATA" -name '*.txt.gz.json'); do
+  $PY scripts/embedding_subset.py register "${sidecar%.json}" --cache-dir "$CACHE" || exit 1
+done
+# MPS lets the workers' small kernels share the multiprocessors instead of taking turns.
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps_log
+mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+if [ "$DEVICE" = cpu ]; then
+  echo "dry run on the CPU"
+elif nvidia-cuda-mps-control -d && timeout 60 $PY -c "import torch; torch.ones(1, device='cuda')"; then
+  echo "MPS on"
+else
+  echo quit | nvidia-cuda-mps-control 2>/dev/null; unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  echo "MPS off: ${N_NO_MPS:-5} workers"; N=${N_NO_MPS:-5}
+fi
+# Each experiment's corpus is prepared once, before the workers (they would queue on its lock).
+for exp in $EXPERIMENTS; do
+  timeout $((STOP - $(date +%s))) $PY -c "
+from rnnbench.compose import compose_config; from rnnbench.data.prepare import load_splits, build_reader
+cfg = compose_config(['experiment=$exp']); load_splits(build_reader(cfg.task.reader), cfg.paths.data_dir, cfg.paths.cache_dir)" 2>&1 | tr '\r' '\n' | grep -v '%|'
+done
+echo "workers start at +$(( $(date +%s) - T0 )) s"
+worker() {
+  for exp in $EXPERIMENTS; do
+    local left=$((STOP - $(date +%s)))
+    [ $left -gt 60 ] || break
+    timeout -s INT -k 25 $left $PY scripts/make_table.py $exp --set trainer.device=$DEVICE >> /tmp/worker$1.log 2>&1
+  done
+}
+pids=""
+for i in $(seq 1 $N); do worker $i & pids="$pids $!"; sleep 2; done
+wait $pids
+echo "workers ended at +$(( $(date +%s) - T0 )) s; finished runs: $(find "$RUNS" -name done | wc -l)"
+for f in /tmp/worker*.log; do
+  tr '\r' '\n' < $f | grep -E "^== |^epoch [0-9]+: dev|best epoch|run folder|interrupted|[Ee]rror|Traceback"
+done > $OUT/workers.txt
+finished=$(cd "$RUNS" && find . -name done -printf '%h\n')
+[ -z "$finished" ] || (cd "$RUNS" && tar czf - --exclude='*.pt' --exclude='.lock' $finished records.jsonl) | split -b 15m - $OUT/runs.tgz.
+echo "end at +$(( $(date +%s) - T0 )) s"; ls -la $OUT
