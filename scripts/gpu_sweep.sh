@@ -1,13 +1,14 @@
 #!/bin/bash
 # A table's sweep on a lent GPU machine, in one call: N make_table.py workers side by side on the GPU
 # (under MPS where it starts), stopped after STOP_AFTER seconds; the finished run folders (no checkpoints)
-# come back in $OUT as runs.tgz.* for `tar xzf` into RNNBENCH_RUNS here. See README, "A sweep on a lent GPU".
+# come back in $OUT as runs.tgz.* for `tar xzf` into RNNBENCH_RUNS here. See README, "A table's sweep on a
+# borrowed GPU machine".
 #
 #   bash scripts/gpu_sweep.sh COMMIT EXPERIMENT...
 #
 # COMMIT: the commit of the tree sent (the machine's copy of .git may be older, so git is pointed away from it
-# and RNNBENCH_COMMIT names the tree in the run records). DEVICE=cpu: a dry run of the same steps on a CPU. Environment: N (workers, 15), STOP_AFTER (seconds, 540),
-# CARRY (folder sent beside the checkout, .gpu: data/ mirrors RNNBENCH_DATA's files the runs read, whl/ the
+# and RNNBENCH_COMMIT names the tree in the run records). DEVICE=cpu: a dry run of the same steps on a CPU.
+# Environment: N (workers, 15), STOP_AFTER (seconds, 540), PY (python3), CARRY (folder sent beside the checkout, .gpu: data/ mirrors RNNBENCH_DATA's files the runs read, whl/ the
 # wheels of packages missing there), DATA, RUNS, CACHE (the same absolute paths as here, so the runs'
 # identities and records match: /work/shared/data, /work/runs, /work/cache), OUT (set by the device tool).
 set -u
