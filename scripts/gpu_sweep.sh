@@ -10,8 +10,8 @@
 # and RNNBENCH_COMMIT names the tree in the run records). DEVICE=cpu: a dry run of the same steps on a CPU.
 # Environment: N (workers, 15), STOP_AFTER (seconds, 540), PY (python3), CARRY (the folder sent beside the
 # checkout, .gpu: data/ mirrors the files under RNNBENCH_DATA the runs read, whl/ the wheels of packages
-# missing there), DATA, RUNS, CACHE (the same absolute paths as here, so the runs'
-# identities and records match: /work/shared/data, /work/runs, /work/cache), OUT (set by the device tool).
+# missing there), DATA, RUNS, CACHE (best the same absolute paths as here, /work/shared/data, /work/runs and
+# /work/cache: identities do not depend on them, but records name their run folder), OUT (set by the device tool).
 set -u
 T0=$(date +%s)
 STOP=$((T0 + ${STOP_AFTER:-540}))
