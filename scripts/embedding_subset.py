@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import sys
 import tempfile
@@ -31,19 +30,11 @@ import torch
 from rnnbench.compose import compose_config
 from rnnbench.data.embeddings import load_vectors
 from rnnbench.data.prepare import prepare
-from rnnbench.results.identity import record_file_digest
+from rnnbench.results.identity import file_sha256 as sha256, record_file_digest
 
 
 def _error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def write_subset(source: Path, out: Path, words: set[str]) -> int:
@@ -129,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verb == "build":
         return build(args.out, args.experiments, args.overrides)
     if not args.path.exists():
-        print(f"error: {args.path} not found", file=sys.stderr)
+        _error(f"{args.path} not found")
         return 2
     cache_dir = args.cache_dir or Path(str(compose_config([]).paths.cache_dir))
     return register(args.path, cache_dir)

@@ -100,15 +100,20 @@ def _digest_key(path: Path) -> str:
     return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
 
 
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _file_digest(path: Path, cache: dict) -> str:
     """sha256 of a file's bytes, remembered per (path, size, mtime) so it is read once."""
     key = _digest_key(path)
     if key not in cache:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        cache[key] = digest.hexdigest()
+        cache[key] = file_sha256(path)
     return cache[key]
 
 
