@@ -43,16 +43,27 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
     return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
 
 
+def same_device(record: dict, device: str | None) -> bool:
+    """Whether a finished run (a record, or committed evidence's stand-in) was made on the kind
+    of device ``device`` ("cpu", "cuda"); True when either is unknown."""
+    made_on = record.get("hardware", {}).get("device") or record.get("device") or ""
+    return not device or not made_on or made_on.split(":")[0] == device
+
+
 class Deadline:
     """Starts a run only if it is expected to end before ``at`` (epoch seconds; None: always).
     Expected duration: the longest finished run of the same encoder seen by this process or
     committed (epochs run x seconds per epoch, plus its test pass), else the longest of any
-    encoder's, times ``MARGIN`` for the dev passes and a busier machine. The first run starts."""
+    encoder's, times ``MARGIN`` for the dev passes and a busier machine. The first run starts.
+    Only runs made on this process's kind of device count (``device``, "cpu" or "cuda"; None:
+    every run): a table filled partly on a lent GPU would otherwise price a CPU run at a GPU
+    run's minutes (RCRN Table 4: a 4-minute GPU run of 3l_bilstm takes an hour here)."""
 
     MARGIN = 1.5
 
-    def __init__(self, at: float | None = None):
+    def __init__(self, at: float | None = None, device: str | None = None):
         self.at = at
+        self.device = device
         self.longest: dict[str, float] = {}
         self.held_back: set[tuple] = set()  # jobs already reported as not started
 
@@ -67,6 +78,8 @@ class Deadline:
                   flush=True)
 
     def note(self, encoder: str, record: dict) -> None:
+        if not same_device(record, self.device):
+            return  # another kind of device: its durations say nothing of this one's
         if record.get("seconds_per_epoch") and record.get("epochs_run"):
             took = record["seconds_per_epoch"] * record["epochs_run"] + (record.get("test_seconds") or 0.0)
             self.longest[encoder] = max(took, self.longest.get(encoder, 0.0))
@@ -81,6 +94,13 @@ class Deadline:
 
 
 DEADLINE = Deadline()
+
+
+def device_kind(setting) -> str:
+    """"cuda" or "cpu": where a run with ``trainer.device`` = ``setting`` trains on this machine."""
+    import torch
+
+    return "cuda" if str(setting) == "cuda" or (str(setting) == "auto" and torch.cuda.is_available()) else "cpu"
 
 
 def parse_until(text: str) -> float:
@@ -152,7 +172,10 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
 
 def finished_runs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[dict]]:
     """The protocol's run count for one encoder of one experiment, and the records of those finished."""
-    lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
+    # One rate: the final runs are known (and may have finished) before the selection runs have.
+    lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+    if lr is None:
+        lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
     jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
     finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
     done = [r for r in (finished(experiment, j, extra, committed) for j in [*jobs, *(finals if lr is not None else [])]) if r]
@@ -208,13 +231,14 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
 def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list[dict]:
     """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
     committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
-    finished runs of the same encoder (in this experiment, else anywhere in the table)."""
+    finished runs of the same encoder (in this experiment, else anywhere in the table) made on
+    this kind of device (``DEADLINE.device``)."""
     lines, costs = [], {}
     for experiment, base, encoders in plans:
         for enc in encoders:
             total, done = finished_runs(experiment, base, enc, extra, committed)
             spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
-                     for r in done if r.get("seconds_per_epoch") and r.get("epochs_run")]
+                     for r in done if r.get("seconds_per_epoch") and r.get("epochs_run") and same_device(r, DEADLINE.device)]
             costs.setdefault(enc, []).extend(spent)
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent})
@@ -243,7 +267,8 @@ def print_plan(lines: list[dict]) -> None:
             f"about {total:.1f} CPU h of training for the {priced} priced" if priced else "no CPU estimate yet")
     print(f"{runs} run(s) to run, {cost} (wall time per run is about 1.5 times its training "
           f"time here: dev and test passes, a shared machine)"
-          + (f"; no finished run to estimate {', '.join(sorted(set(unknown)))} from: run one first" if unknown else ""))
+          + (f"; no finished run{' on ' + DEADLINE.device if DEADLINE.device else ''} to estimate "
+             f"{', '.join(sorted(set(unknown)))} from: run one first" if unknown else ""))
 
 
 def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
@@ -391,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: these experiments fill different tables ({', '.join(sorted(names))}); give one table's experiments", file=sys.stderr)
         return 2
     first = plans[0][1]
+    DEADLINE.device = device_kind(first.trainer.device)
     name = first.table.name
     out_dir = Path(first.paths.results_dir)
     csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"

@@ -172,6 +172,29 @@ def test_until_starts_only_runs_expected_to_end_in_time():
     assert 0 < module.parse_until(time.strftime("%H:%M", time.localtime(time.time() - 120))) - time.time() <= 24 * 3600
 
 
+def test_until_prices_runs_only_from_runs_on_the_same_kind_of_device():
+    """RCRN Table 4: its 3l_bilstm runs on a lent GPU took 4 minutes; one here takes an hour."""
+    import time
+
+    module = _module()
+    deadline = module.Deadline(at=time.time() + 600, device="cpu")
+    gpu_run = {"seconds_per_epoch": 15.0, "epochs_run": 13, "hardware": {"device": "cuda:0"}}
+    cpu_run = {"seconds_per_epoch": 160.0, "epochs_run": 20, "hardware": {"device": "cpu"}}
+    deadline.note("3l_bilstm", gpu_run)
+    assert "3l_bilstm" not in deadline.longest and deadline.allows("3l_bilstm")  # no CPU evidence: the first run starts
+    deadline.note("rcrn", {"seconds_per_epoch": 160.0, "epochs_run": 20, "device": "cpu", "committed": True})
+    assert not deadline.allows("3l_bilstm")  # priced from the table's longest CPU run, not the GPU's 3 minutes
+    on_gpu = module.Deadline(at=time.time() + 600, device="cuda")
+    on_gpu.note("3l_bilstm", cpu_run)
+    on_gpu.note("3l_bilstm", gpu_run)
+    assert on_gpu.longest["3l_bilstm"] == 15.0 * 13 and on_gpu.allows("3l_bilstm")
+    anywhere = module.Deadline(at=time.time() + 600)  # no device named: every run counts
+    anywhere.note("3l_bilstm", gpu_run)
+    anywhere.note("3l_bilstm", cpu_run)
+    assert anywhere.longest["3l_bilstm"] == 3200.0
+    assert module.device_kind("cpu") == "cpu"
+
+
 def test_a_run_past_until_is_not_started_and_the_table_shows_what_finished(tmp_path, capsys, monkeypatch):
     import time
 
@@ -314,6 +337,25 @@ def test_the_plan_total_says_which_runs_it_prices(capsys):
     assert "5 run(s) to run, about 1.0 CPU h of training for the 2 priced (" in out and "estimate fhe from" in out
     print_plan([line("fhe", None, 3)])
     assert "3 run(s) to run, no CPU estimate yet (" in capsys.readouterr().out
+
+
+def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_from_this_device(monkeypatch, capsys):
+    """RCRN Table 4 (one rate): 3l_bilstm seeds 3-4 had finished on a lent GPU before seeds 1-2 (its
+    selection seeds) ran; the plan counted 0 of 5 and, once priced, would have priced CPU runs at GPU speed."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    gpu = {"seconds_per_epoch": 15.0, "epochs_run": 12, "hardware": {"device": "cuda"}, "dev": {"accuracy": 0.85}}
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: gpu if job.seed in (3, 4) else None)
+    plans = [("rcrn_table4", compose_config(["experiment=rcrn_table4"]), ["3l_bilstm"])]
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    (line,) = module.plan(plans, [], None)
+    assert (line["finished"], line["total"], line["per_run"]) == (2, 5, None)
+    module.print_plan([line])
+    assert "no finished run on cpu to estimate 3l_bilstm from" in capsys.readouterr().out
+    monkeypatch.setattr(module.DEADLINE, "device", "cuda")
+    (line,) = module.plan(plans, [], None)
+    assert line["per_run"] == pytest.approx(15.0 * 12 / 3600)
 
 
 @pytest.mark.parametrize("experiment, waits", [("fhe_table4_small", False), ("rcrn_table5", True)])

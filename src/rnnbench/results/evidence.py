@@ -181,7 +181,8 @@ class CommittedEvidence:
         if not rows:
             return None
         return {"dev": {r["metric"]: r["dev"] / scale for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
-                "seconds_per_epoch": rows[0]["seconds_per_epoch"], "epochs_run": rows[0]["epochs_run"], "committed": True}
+                "seconds_per_epoch": rows[0]["seconds_per_epoch"], "epochs_run": rows[0]["epochs_run"],
+                "device": rows[0].get("device", ""), "committed": True}
 
     def rows_of(self, encoder: str, run: str, model: str, variant: str, phase: str, reported: bool,
                 columns: set[str]) -> tuple[list[dict], list[dict]]:
