@@ -85,6 +85,19 @@ def test_hours_on_a_gpu_are_shown_apart_from_cpu_hours(tmp_path):
     assert report.hours_text([r for r in rows if r["encoder"] == "3l_bilstm"]) == "0.01 CPU h"
 
 
+def test_a_row_timed_on_a_cpu_and_a_gpu_shows_each_devices_time_apart(tmp_path):
+    """RCRN Table 4: 3l_bilstm seeds trained on a lent H100 and here; one mean of both describes neither."""
+    rows, items = _evidence(tmp_path)
+    for r in rows:
+        if r["encoder"] == "rcrn" and r["seed"] == 3:
+            r["device"], r["seconds_per_epoch"], r["inference_seconds_per_example"] = "cuda", 0.5, 0.0001
+    md = _render(tmp_path, rows, items)[0].read_text()
+    (rcrn,) = [line for line in md.splitlines() if line.startswith("| RCRN | 0.001")]
+    assert "| 2.0 on CPU; 0.5 on GPU | 1.00 on CPU; 0.10 on GPU |" in rcrn
+    (other,) = [line for line in md.splitlines() if line.startswith("| 3L BiLSTM | 0.001")]
+    assert "| 2.0 | 1.00 |" in other  # one device: no label, as before
+
+
 def test_a_run_stopped_at_its_cap_is_flagged_not_converged(tmp_path):
     rows, items = _evidence(tmp_path, rcrn={"best_epoch": 19, "cap": 20})
     md = _render(tmp_path, rows, items)[0].read_text()
