@@ -20,20 +20,25 @@ def _dropout_only_train(model: nn.Module) -> None:
 
 @torch.no_grad()
 def predict(model, records, fields, batch_size, device, max_batches=None, mc_samples=0, mc_combine="vote",
-            autocast=contextlib.nullcontext, rank=0, world=1):
+            autocast=contextlib.nullcontext, rank=0, world=1, progress=None):
     """The head's predictions (sorted by record index), those indices, mean loss and averaged encoder stats.
 
     ``mc_samples`` > 0 (classification heads) predicts from that many dropout samples,
     combined by majority vote or by averaging probabilities. ``autocast``: the context the
     forward passes run in (mixed precision). ``rank``/``world``: predict every ``world``-th
-    batch from ``rank`` (a multi-GPU run; ``gather_predictions`` puts the ranks' parts together)."""
+    batch from ``rank`` (a multi-GPU run; ``gather_predictions`` puts the ranks' parts together).
+    ``progress`` (a ``PredictionProgress``, one process only): saves the pass as it goes and
+    resumes a saved one, ending with the predictions of an uninterrupted pass."""
     batches = batch_indices(records, fields, batch_size, shuffle=False)
     if max_batches is not None:
         batches = batches[:max_batches]
     batches = batches[rank::world]
     predictions: dict[int, object] = {}
-    total_loss, count, stats = 0.0, 0, {}
-    for idx in batches:
+    total_loss, count, stats, done = 0.0, 0, {}, 0
+    saved = progress.resume() if progress is not None else None
+    if saved is not None:
+        predictions, total_loss, count, stats, done = (saved[k] for k in ("predictions", "total_loss", "count", "stats", "done"))
+    for done, idx in enumerate(batches[done:], start=done + 1):
         batch = to_device(collate([records[i] for i in idx], fields), device)
         model.eval()
         with autocast():
@@ -61,6 +66,8 @@ def predict(model, records, fields, batch_size, device, max_batches=None, mc_sam
             pred = model.head.decode(out, batch)
         for i, p in zip(idx, pred):
             predictions[i] = p
+        if progress is not None:
+            progress.after_batch(done, len(batches), predictions, total_loss, count, stats)
     order = sorted(predictions)
     return [predictions[i] for i in order], order, total_loss / max(count, 1), {k: v / max(count, 1) for k, v in stats.items()}
 

@@ -38,6 +38,7 @@ from rnnbench.training import checkpoint, distributed
 from rnnbench.training.checkpoint import TrainState
 from rnnbench.training.distributed import Dist
 from rnnbench.training.evaluate import gather_predictions, predict, score
+from rnnbench.training.partial_predictions import PARTIAL_TEST, PredictionProgress
 from rnnbench.training.loggers import NullLogger, make_logger
 from rnnbench.training.model import TaskModel, build_model
 from rnnbench.training.precision import Precision, keep_encoder_float32
@@ -189,15 +190,16 @@ class Evaluation:
     seconds: float  # predicting (scoring excluded)
 
 
-def evaluate(run: Run, split: str, mc_dropout: bool = False) -> Evaluation:
-    """Predict ``split`` and score it (``mc_dropout``: with the trainer's Monte Carlo dropout, at test)."""
+def evaluate(run: Run, split: str, mc_dropout: bool = False, progress: PredictionProgress | None = None) -> Evaluation:
+    """Predict ``split`` and score it (``mc_dropout``: with the trainer's Monte Carlo dropout, at test;
+    ``progress``: save the pass as it goes, resume a saved one)."""
     t = run.cfg.trainer
     mc = (t.mc_dropout_samples, t.mc_dropout_combine) if mc_dropout else (0, "vote")
     started = time.perf_counter()
     part = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc,
-                   autocast=run.precision.autocast, rank=run.dist.rank, world=run.dist.world)
+                   autocast=run.precision.autocast, rank=run.dist.rank, world=run.dist.world, progress=progress)
     preds, order, loss, stats = gather_predictions(distributed.all_gather(part, run.dist))  # each rank predicted a share
-    seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started + (progress.earlier_seconds if progress else 0.0)
     scores = score(run.cfg.task, preds, [run.data.raw[split][i] for i in order])
     return Evaluation(preds, order, scores, loss, stats, seconds)
 
@@ -240,13 +242,26 @@ def test_best(run: Run) -> Evaluation:
     distributed.barrier(run.dist)  # rank 0 has written best.pt
     run.model.load_state_dict(checkpoint.load(run.run_dir / checkpoint.BEST, run.device)["model"])
     torch.manual_seed(run.cfg.seed + 1_000_003)  # MC dropout draws do not depend on training history
-    test = evaluate(run, "test", mc_dropout=True)
+    progress = _test_progress(run)
+    test = evaluate(run, "test", mc_dropout=True, progress=progress)
     if run.dist.main:
         write_lines_atomic(
             run.run_dir / PREDICTIONS,
             [{"id": raw_test[i]["id"], **run.model.head.prediction_entry(p, raw_test[i], run.data.label_names)} for i, p in zip(test.order, test.predictions)],
         )
+    if progress is not None:
+        progress.clear()  # after the predictions file: a crash between the two costs a pass, never a result
     return test
+
+
+def _test_progress(run: Run) -> PredictionProgress | None:
+    """A long test pass (Monte Carlo dropout's, hours on a CPU) is saved as it goes; one process
+    only (ranks' RNG streams would each need saving). The key names what the pass computes."""
+    t = run.cfg.trainer
+    if run.dist.enabled or not t.mc_dropout_samples:
+        return None
+    key = f"test|{len(run.splits['test'])}|{t.eval_batch_size}|{t.max_eval_batches}|{t.mc_dropout_samples}|{t.mc_dropout_combine}|{_weights_digest(run.model)}"
+    return PredictionProgress(run.run_dir / PARTIAL_TEST, key, say=run.say)
 
 
 def resume(run: Run) -> TrainState:
