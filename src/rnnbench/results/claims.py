@@ -34,6 +34,7 @@ class ClaimResult:
     bootstrap: stats.Interval | None = None
     verdict: str = stats.NOT_RUN
     note: str = ""
+    compared: tuple[str, str] | None = None  # the rows compared: the claim's, or those standing in for them
 
 
 def load_claims(table: str) -> list[dict]:
@@ -134,7 +135,7 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         result.claim, result.paper = claim, paper
         result.note = "; ".join(n for n in (why, result.note) if n)
         return result
-    result = ClaimResult(table, claim, paper, (None, None), note=note)
+    result = ClaimResult(table, claim, paper, (None, None), note=note, compared=(claim["better"], claim["worse"]))
     if not better or not worse:
         missing = [n for n, r in ((claim["better"], better), (claim["worse"], worse)) if not r]
         result.note = f"no reported runs of {', '.join(missing)}"

@@ -72,7 +72,8 @@ def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing
         sign = "<" if claim.get("lower_is_better") else ">"
         factor, unit = DISPLAY_SCALE.get(claim.get("quantity", "test"), (1.0, ""))
         ours = tuple(_scaled(v, factor) for v in result.ours)
-        budget = _budget([r for r in rows if r["encoder"] in (claims_mod.split_row(claim["better"])[0], claims_mod.split_row(claim["worse"])[0])])
+        compared = {claims_mod.split_row(n) for n in result.compared or (claim["better"], claim["worse"])}
+        budget = _budget([r for r in rows if (r["encoder"], r["variant"]) in compared])  # every run of those rows, no other variant
         lines.append(
             f"| {claim['text']} (`{claim['better']}` {sign} `{claim['worse']}`, {claim['column']}"
             + ("" if claim.get("quantity", "test") == "test" else f", {claim['quantity']}") + (f"; {unit}" if unit else "") + ")"
