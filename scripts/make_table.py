@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import sys
 import time
 from pathlib import Path
+
+from omegaconf import OmegaConf
 
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
@@ -43,6 +46,33 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
     return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
 
 
+# Trainer settings a run's duration does not depend on (the device kind is matched apart: same_device).
+UNPRICED_TRAINER_KEYS = ("lr", "device", "progress", "checkpoint_every")
+
+
+def cost_keys(cfg) -> tuple[str, str]:
+    """What a run's duration depends on besides its seed and learning rate, as two keys: the model
+    and how it trains (encoder, embedding, head, trainer settings), then that with the data (the
+    task's reader and files). Runs are priced from runs under the same second key, else under the
+    same first (another Amazon domain of RCRN Table 1: the same model on data of about the same
+    size); never from another model: LSTM Table 2's Large 2-LSTM (hidden 360) was priced from the
+    Baseline 2-LSTM's runs (hidden 120, a quarter of its cost) because both are `2l_lstm`."""
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("encoder", "embedding", "task", "trainer")}
+    for k in UNPRICED_TRAINER_KEYS:
+        parts["trainer"].pop(k, None)
+    model = {**parts, "task": {"head": parts["task"].get("head")}}
+
+    def digest(value) -> str:
+        return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return f"{cfg.encoder.name} {digest(model)}", f"{cfg.encoder.name} {digest(parts)}"
+
+
+def cost_keys_of(experiment: str, base, encoder: str, extra: list[str]) -> tuple[str, str]:
+    """``cost_keys`` of an experiment's runs of ``encoder`` (its jobs differ in seed and rate only)."""
+    job = protocol.Job(encoder, int(base.table.protocol.seeds[0]), float(base.trainer.lr), "final")
+    return cost_keys(job_config(experiment, job, extra))
+
+
 def same_device(record: dict, device: str | None) -> bool:
     """Whether a finished run (a record, or committed evidence's stand-in) was made on the kind
     of device ``device`` ("cpu", "cuda"); True when either is unknown."""
@@ -52,9 +82,10 @@ def same_device(record: dict, device: str | None) -> bool:
 
 class Deadline:
     """Starts a run only if it is expected to end before ``at`` (epoch seconds; None: always).
-    Expected duration: the longest finished run of the same encoder seen by this process or
-    committed (epochs run x seconds per epoch, plus its test pass), else the longest of any
-    encoder's, times ``MARGIN`` for the dev passes and a busier machine. The first run starts.
+    Expected duration: the longest finished run under the same ``cost_keys`` (the same model and
+    data, else the same model) seen by this process or committed (epochs run x seconds per epoch,
+    plus its test pass), else the longest of any in the table, times ``MARGIN`` for the dev passes
+    and a busier machine. The first run starts. Its methods take ``cost_keys`` (or one string).
     Only runs made on this process's kind of device count (``device``, "cpu" or "cuda"; None:
     every run): a table filled partly on a lent GPU would otherwise price a CPU run at a GPU
     run's minutes (RCRN Table 4: a 4-minute GPU run of 3l_bilstm takes an hour here)."""
@@ -67,33 +98,39 @@ class Deadline:
         self.longest: dict[str, float] = {}
         self.held_back: set[tuple] = set()  # jobs already reported as not started
 
-    def hold_back(self, experiment: str, job) -> None:
+    def hold_back(self, experiment: str, job, keys) -> None:
         """Say once that ``job`` is not started (a selection run is asked for again when the
         final runs look up its encoder's learning rate)."""
         key = (experiment, job.encoder, job.seed, job.lr)
         if key not in self.held_back:
             self.held_back.add(key)
             print(f"not started: {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} would end after --until "
-                  f"(expected to end at {time.strftime('%H:%M', time.localtime(self.expected_end(job.encoder)))})",
+                  f"(expected to end at {time.strftime('%H:%M', time.localtime(self.expected_end(keys)))})",
                   flush=True)
 
-    def note(self, encoder: str, record: dict) -> None:
+    def note(self, keys, record: dict) -> None:
         if not same_device(record, self.device):
             return  # another kind of device: its durations say nothing of this one's
         if record.get("seconds_per_epoch") and record.get("epochs_run"):
             took = record["seconds_per_epoch"] * record["epochs_run"] + (record.get("test_seconds") or 0.0)
-            self.longest[encoder] = max(took, self.longest.get(encoder, 0.0))
+            for key in _as_keys(keys):
+                self.longest[key] = max(took, self.longest.get(key, 0.0))
 
-    def expected_end(self, encoder: str) -> float | None:
-        took = self.longest.get(encoder, max(self.longest.values(), default=None))  # else the table's longest run
+    def expected_end(self, keys) -> float | None:
+        known = [self.longest[k] for k in reversed(_as_keys(keys)) if k in self.longest]  # the most specific first
+        took = known[0] if known else max(self.longest.values(), default=None)  # else the table's longest run
         return None if took is None else time.time() + took * self.MARGIN
 
-    def allows(self, encoder: str) -> bool:
-        end = self.expected_end(encoder)
+    def allows(self, keys) -> bool:
+        end = self.expected_end(keys)
         return self.at is None or end is None or end <= self.at
 
 
 DEADLINE = Deadline()
+
+
+def _as_keys(keys) -> tuple[str, ...]:
+    return (keys,) if isinstance(keys, str) else tuple(keys)
 
 
 def device_kind(setting) -> str:
@@ -128,16 +165,17 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
     cfg = job_config(experiment, job, extra)
     while True:
         record = finished(experiment, job, extra, committed)
+        key = cost_keys(cfg)
         if record is not None:
-            DEADLINE.note(job.encoder, record)
+            DEADLINE.note(key, record)
             return record
-        if not DEADLINE.allows(job.encoder):
-            DEADLINE.hold_back(experiment, job)
+        if not DEADLINE.allows(key):
+            DEADLINE.hold_back(experiment, job, key)
             return None
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:
             record = train(cfg)
-            DEADLINE.note(job.encoder, record)
+            DEADLINE.note(key, record)
             return record
         except RunInProgress as exc:  # a second `make table-...` is running it
             if not wait:
@@ -189,8 +227,9 @@ def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvi
     listed first, would otherwise start one on the estimate of a 10-minute bilstm run)."""
     for experiment, base, encoders in plans:
         for enc in encoders:
+            key = cost_keys_of(experiment, base, enc, extra)
             for record in finished_runs(experiment, base, enc, extra, committed)[1]:
-                DEADLINE.note(enc, record)
+                DEADLINE.note(key, record)
 
 
 def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
@@ -231,19 +270,23 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
 def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list[dict]:
     """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
     committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
-    finished runs of the same encoder (in this experiment, else anywhere in the table) made on
-    this kind of device (``DEADLINE.device``)."""
+    finished runs of the same encoder in this experiment, else of runs elsewhere in the table
+    under the same ``cost_keys`` (the same model and data, else the same model), made on this kind
+    of device (``DEADLINE.device``)."""
     lines, costs = [], {}
     for experiment, base, encoders in plans:
         for enc in encoders:
             total, done = finished_runs(experiment, base, enc, extra, committed)
             spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
                      for r in done if r.get("seconds_per_epoch") and r.get("epochs_run") and same_device(r, DEADLINE.device)]
-            costs.setdefault(enc, []).extend(spent)
+            keys = cost_keys_of(experiment, base, enc, extra)
+            for key in keys:
+                costs.setdefault(key, []).extend(spent)
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
-                          "own": spent})
+                          "own": spent, "keys": keys})
     for line in lines:
-        known = line["own"] or costs[line["encoder"]]
+        model, data = line["keys"]
+        known = line["own"] or costs[data] or costs[model]
         line["per_run"] = sum(known) / len(known) if known else None
         line["to_run"] = line["total"] - line["finished"]
     return lines

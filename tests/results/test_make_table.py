@@ -248,8 +248,8 @@ def test_a_held_back_run_is_reported_once(capsys):
     deadline.note("bilstm", {"seconds_per_epoch": 100.0, "epochs_run": 3})
     job = module.protocol.Job("bilstm", 2, 1e-3, "select")
     assert not deadline.allows("bilstm")
-    deadline.hold_back("trec", job)
-    deadline.hold_back("trec", job)  # asked again when the final runs look up the learning rate
+    deadline.hold_back("trec", job, "bilstm")
+    deadline.hold_back("trec", job, "bilstm")  # asked again when the final runs look up the learning rate
     assert capsys.readouterr().out.count("not started: trec: bilstm seed 2 lr 0.001") == 1
 
 
@@ -356,6 +356,41 @@ def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_fro
     monkeypatch.setattr(module.DEADLINE, "device", "cuda")
     (line,) = module.plan(plans, [], None)
     assert line["per_run"] == pytest.approx(15.0 * 12 / 3600)
+
+
+def test_runs_are_priced_only_from_runs_of_the_same_settings(monkeypatch):
+    """LSTM Table 2: the Large 2-LSTM (hidden 360) was priced from the Baseline 2-LSTM's runs (hidden
+    120: 0.31 CPU h, a quarter of its cost) because both are `2l_lstm`; the cost key tells them apart,
+    and runs that differ only in seed and learning rate share it."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    protocol = module.protocol
+    base = compose_config(["experiment=lstm_odyssey_table2_baseline"])
+    seed1, seed2 = (module.job_config("lstm_odyssey_table2_baseline", protocol.Job("2l_lstm", s, lr, "final"), [])
+                    for s, lr in ((1, 1e-4), (2, 3e-4)))
+    assert module.cost_keys(seed1) == module.cost_keys(seed2) == module.cost_keys_of("lstm_odyssey_table2_baseline", base, "2l_lstm", [])
+    large = compose_config(["experiment=lstm_odyssey_table2_large"])
+    assert not set(module.cost_keys_of("lstm_odyssey_table2_large", large, "2l_lstm", [])) & set(module.cost_keys(seed1))
+    # RCRN Table 1: two Amazon domains share the model key (priced from each other), not the data key
+    mr, apparel = (module.cost_keys_of(e, compose_config([f"experiment={e}"]), "rcrn", []) for e in ("rcrn_table1_mr", "rcrn_table1_apparel"))
+    assert mr[0] == apparel[0] and mr[1] != apparel[1]
+    # --until: the same model and data, else the same model, else the table's longest run
+    import time
+
+    deadline = module.Deadline(at=time.time() + 600)
+    deadline.note(mr, {"seconds_per_epoch": 100.0, "epochs_run": 3})  # 300 s
+    deadline.note(("other model", "other model, other data"), {"seconds_per_epoch": 100.0, "epochs_run": 20})  # 2000 s
+    assert deadline.allows(apparel) and not deadline.allows(("a third model", "its data"))
+    deadline.note(apparel, {"seconds_per_epoch": 100.0, "epochs_run": 5})  # 500 s: too long for what is left
+    assert not deadline.allows(apparel) and deadline.allows(mr)  # mr is priced from its own data first (300 s)
+
+    baseline_run = {"seconds_per_epoch": 36.0, "epochs_run": 30, "dev": {"accuracy": 0.84}}
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: baseline_run if experiment.endswith("baseline") else None)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    plans = [("lstm_odyssey_table2_baseline", base, ["2l_lstm"]), ("lstm_odyssey_table2_large", large, ["2l_lstm"])]
+    baseline_line, large_line = module.plan(plans, [], None)
+    assert baseline_line["per_run"] == pytest.approx(36.0 * 30 / 3600) and large_line["per_run"] is None
 
 
 @pytest.mark.parametrize("experiment, waits", [("fhe_table4_small", False), ("rcrn_table5", True)])
