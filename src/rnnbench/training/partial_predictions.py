@@ -27,13 +27,13 @@ SAVE_EVERY_S = 60.0  # a kill without warning (SIGKILL, power) loses at most thi
 
 
 class PredictionProgress:
-    def __init__(self, path: Path, key: str, save_every_s: float | None = None, say=print, clock=time.monotonic,
+    def __init__(self, path: Path, key: str, save_every_s: float | None = None, say=print,
                  stop_requested=checkpoint.stop_requested):
-        self.path, self.key, self.say, self.clock = Path(path), key, say, clock
+        self.path, self.key, self.say = Path(path), key, say
         self.save_every_s = SAVE_EVERY_S if save_every_s is None else save_every_s
         self.stop_requested = stop_requested  # Ctrl-C or SIGTERM received (checkpoint.deferred_interrupts)
         self.earlier_seconds = 0.0  # predicting time of the passes this one resumes
-        self._started = self._saved_at = clock()
+        self._started = self._saved_at = time.monotonic()
 
     def resume(self) -> dict | None:
         """The saved progress of this pass (None: start from the first batch). Restores the RNG state."""
@@ -56,11 +56,11 @@ class PredictionProgress:
                     what: str = "test pass") -> None:
         """Called after each batch: save if due (or a stop was requested), then stop if requested."""
         stopping = self.stop_requested()
-        if done < batches and (stopping or self.clock() - self._saved_at >= self.save_every_s):
+        if done < batches and (stopping or time.monotonic() - self._saved_at >= self.save_every_s):
             checkpoint.save(self.path, key=self.key, what=what, done=done, batches=batches, predictions=predictions,
                             total_loss=total_loss, count=count, stats=stats, rng=checkpoint.rng_state(),
-                            seconds=self.earlier_seconds + self.clock() - self._started)
-            self._saved_at = self.clock()
+                            seconds=self.earlier_seconds + time.monotonic() - self._started)
+            self._saved_at = time.monotonic()
         if stopping and done < batches:
             raise RunInterrupted(f"interrupted in the {what} at batch {done} of {batches}; progress saved: "
                                  f"run the same command to resume ({self.path.parent})")
