@@ -128,3 +128,14 @@ def test_runs_without_mc_dropout_keep_no_progress_file(tmp_path, monkeypatch):
     run_dir.mkdir()
     fit(cfg, run_dir, say=lambda _: None)
     assert made == [None]
+
+
+def test_the_test_pass_shows_its_progress_and_the_bar_changes_nothing(tmp_path, capsys, uninterrupted):
+    """Hours of MC test pass on a CPU: a bar (a line per 5% in a log) says how far it is and when it ends."""
+    cfg = smoke_config(tmp_path / "bar", *MC, "trainer.progress=true")
+    run_dir = tmp_path / "bar" / "run"
+    run_dir.mkdir(parents=True)
+    record = fit(cfg, run_dir, say=lambda _: None)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("test (MC dropout)")]
+    assert lines and "5/5" in lines[-1], lines
+    _same_as(record, run_dir, uninterrupted)

@@ -8,6 +8,7 @@ from torch import nn
 
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.metrics import score as metric_score
+from rnnbench.progress import progress_bar
 
 
 def _dropout_only_train(model: nn.Module) -> None:
@@ -20,7 +21,7 @@ def _dropout_only_train(model: nn.Module) -> None:
 
 @torch.no_grad()
 def predict(model, records, fields, batch_size, device, max_batches=None, mc_samples=0, mc_combine="vote",
-            autocast=contextlib.nullcontext, rank=0, world=1, progress=None):
+            autocast=contextlib.nullcontext, rank=0, world=1, progress=None, bar: str | None = None):
     """The head's predictions (sorted by record index), those indices, mean loss and averaged encoder stats.
 
     ``mc_samples`` > 0 (classification heads) predicts from that many dropout samples,
@@ -28,7 +29,8 @@ def predict(model, records, fields, batch_size, device, max_batches=None, mc_sam
     forward passes run in (mixed precision). ``rank``/``world``: predict every ``world``-th
     batch from ``rank`` (a multi-GPU run; ``gather_predictions`` puts the ranks' parts together).
     ``progress`` (a ``PredictionProgress``, one process only): saves the pass as it goes and
-    resumes a saved one, ending with the predictions of an uninterrupted pass."""
+    resumes a saved one, ending with the predictions of an uninterrupted pass. ``bar``: show a progress
+    bar with this label (a Monte Carlo test pass takes hours on a CPU)."""
     batches = batch_indices(records, fields, batch_size, shuffle=False)
     if max_batches is not None:
         batches = batches[:max_batches]
@@ -38,7 +40,8 @@ def predict(model, records, fields, batch_size, device, max_batches=None, mc_sam
     saved = progress.resume() if progress is not None else None
     if saved is not None:
         predictions, total_loss, count, stats, done = (saved[k] for k in ("predictions", "total_loss", "count", "stats", "done"))
-    for done, idx in enumerate(batches[done:], start=done + 1):
+    remaining = progress_bar(batches[done:], total=len(batches), initial=done, desc=bar, disable=bar is None, leave=False, unit="batch")
+    for done, idx in enumerate(remaining, start=done + 1):
         batch = to_device(collate([records[i] for i in idx], fields), device)
         model.eval()
         with autocast():

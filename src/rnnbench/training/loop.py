@@ -196,8 +196,9 @@ def evaluate(run: Run, split: str, mc_dropout: bool = False, progress: Predictio
     t = run.cfg.trainer
     mc = (t.mc_dropout_samples, t.mc_dropout_combine) if mc_dropout else (0, "vote")
     started = time.perf_counter()
+    bar = f"{split}{' (MC dropout)' if mc_dropout and t.mc_dropout_samples else ''}" if split == "test" and t.progress and run.dist.main else None
     part = predict(run.model, run.splits[split], run.data.fields, t.eval_batch_size, run.device, t.max_eval_batches, *mc,
-                   autocast=run.precision.autocast, rank=run.dist.rank, world=run.dist.world, progress=progress)
+                   autocast=run.precision.autocast, rank=run.dist.rank, world=run.dist.world, progress=progress, bar=bar)
     preds, order, loss, stats = gather_predictions(distributed.all_gather(part, run.dist))  # each rank predicted a share
     seconds = time.perf_counter() - started + (progress.earlier_seconds if progress else 0.0)
     scores = score(run.cfg.task, preds, [run.data.raw[split][i] for i in order])
