@@ -12,21 +12,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
-from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
+from rnnbench.experiments import experiments_of
 from rnnbench.results import ledger, stats
 from rnnbench.results.identity import data_inputs
-
-
-def experiments_of(table: str) -> list[str]:
-    out = []
-    for path in sorted((CONF_DIR / "experiment").glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text()) or {}
-        if (spec.get("table") or {}).get("name") == table:
-            out.append(path.stem)
-    return out
 
 
 def status_of_table(table: str) -> str:

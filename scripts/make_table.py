@@ -29,17 +29,13 @@ from omegaconf import OmegaConf
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError, RnnbenchError, RunInProgress
+from rnnbench.experiments import parameter_counts, sweep_of
 from rnnbench.results import evidence, protocol, report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
+from rnnbench.results.run_record import git_commit
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
 from rnnbench.run import train
-
-
-def sweep_of(experiment: str, extra: list[str]) -> list[str]:
-    """The encoders of an experiment's sweep (its ``hydra.sweeper.params.encoder``)."""
-    cfg = compose_config([f"experiment={experiment}", *extra], return_hydra_config=True)
-    return str(cfg.hydra.sweeper.params.encoder).split(",")
 
 
 def job_config(experiment: str, job: protocol.Job, extra: list[str]):
@@ -507,6 +503,9 @@ def main(argv: list[str] | None = None) -> int:
         # Nothing matched: more likely another data folder (RNNBENCH_DATA) than a config change, so nothing is dropped.
         print(f"no finished or committed run matches the current configs (is RNNBENCH_DATA the data the runs read?): "
               f"rendering the committed evidence {csv_path} as it is")
+    counts = parameter_counts(name)  # every row's size, run or not: size claims need no training
+    if counts:
+        evidence.write_parameter_counts(evidence.parameters_path(csv_path), counts, git_commit())
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []
     items = evidence.read_items(items_path)
     table = ours_only_table(first.table.caption) if first.table.caption else paper_table(name)

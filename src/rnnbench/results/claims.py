@@ -35,6 +35,7 @@ class ClaimResult:
     verdict: str = stats.NOT_RUN
     note: str = ""
     compared: tuple[str, str] | None = None  # the rows compared: the claim's, or those standing in for them
+    counted: bool = False  # decided on parameter counts read off the rows' configs, without runs
 
 
 def load_claims(table: str) -> list[dict]:
@@ -118,7 +119,9 @@ def _item_matrix(items: list[dict], model_rows: dict[int, dict], seeds: list[int
 
 
 def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confidence: float = 0.95,
-             samples: int = 10000) -> ClaimResult:
+             samples: int = 10000, counts: dict[str, tuple[int, str]] | None = None) -> ClaimResult:
+    """``counts``: row -> (encoder parameters, experiment) read off the configs
+    (``results/<table>.parameters.csv``), deciding a size claim whose rows lack runs."""
     column, quantity = claim["column"], claim.get("quantity", "test")
     lower = bool(claim.get("lower_is_better", False))
     paper = paper_values(table, claim)
@@ -128,10 +131,14 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         items = []  # the macro average is over datasets, not items: the seeds' interval and the sign test decide
     column = _column(rows, claim, column)
     better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
+    if quantity == "parameters" and (not better or not worse):
+        counted = _counted(table, claim, paper, counts or {})
+        if counted is not None:
+            return counted
     stand_in = _stand_in(table, rows, claim, column) if not better or not worse else None
     if stand_in:
         named, why = stand_in
-        result = evaluate(table, {**claim, **named}, rows, items, confidence, samples)
+        result = evaluate(table, {**claim, **named}, rows, items, confidence, samples, counts)
         result.claim, result.paper = claim, paper
         result.note = "; ".join(n for n in (why, result.note) if n)
         return result
@@ -168,6 +175,22 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     if quantity == "test":
         _weigh_convergence(result, {claim["better"]: better, claim["worse"]: worse})
     return result
+
+
+def _counted(table: str, claim: dict, paper, counts: dict[str, tuple[int, str]]) -> ClaimResult | None:
+    """A claim on parameter counts whose rows lack runs, decided on the counts their experiment
+    configs build (exact numbers: no interval, no seeds); None where a row has no count."""
+    if claim["better"] not in counts or claim["worse"] not in counts:
+        return None
+    (b, b_exp), (w, w_exp) = counts[claim["better"]], counts[claim["worse"]]
+    if claim.get("relation") == "equal":
+        holds = b == w
+    else:
+        holds = b < w if claim.get("lower_is_better") else b > w
+    return ClaimResult(table, claim, paper, (float(b), float(w)), verdict=stats.REPRODUCED if holds else stats.CONTRADICTED,
+                       note=f"counted from the configs (experiment={b_exp}: {b:,}; experiment={w_exp}: {w:,}), without runs: "
+                            "a count depends on neither the seed nor training",
+                       compared=(claim["better"], claim["worse"]), counted=True)
 
 
 def _judge_factor(result: ClaimResult, better: list[float], worse: list[float], factor: float, lower: bool) -> None:

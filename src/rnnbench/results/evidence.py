@@ -153,6 +153,35 @@ def read_items(path: Path) -> list[dict]:
         return [{**r, "seed": int(r["seed"]), "score": float(r["score"])} for r in csv.DictReader(handle)]
 
 
+PARAMETER_FIELDS = ["row", "parameters", "experiment", "commit"]
+
+
+def parameters_path(csv_path: Path) -> Path:
+    """``results/<table>.parameters.csv`` beside ``results/<table>.csv``."""
+    return csv_path.with_name(f"{csv_path.stem}.parameters.csv")
+
+
+def write_parameter_counts(path: Path, counts: dict[str, tuple[int, str]], commit: str) -> None:
+    """Each row's encoder size as its experiment config builds it (``rnnbench.experiments``),
+    with the code's commit: the evidence a size claim is decided on when a row has no runs. Counts
+    unchanged since the file was written leave it as it is (and its commit, when they were counted)."""
+    if read_parameter_counts(path) == counts:
+        return
+    rows = [{"row": row, "parameters": n, "experiment": experiment, "commit": commit} for row, (n, experiment) in sorted(counts.items())]
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, PARAMETER_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_parameter_counts(path: Path) -> dict[str, tuple[int, str]]:
+    """Row -> (encoder parameters, experiment) from ``write_parameter_counts``'s file; {} without one."""
+    if not path.exists():
+        return {}
+    with open(path, newline="") as handle:
+        return {r["row"]: (int(r["parameters"]), r["experiment"]) for r in csv.DictReader(handle)}
+
+
 class CommittedEvidence:
     """A table's committed evidence, looked up by run: what lets a campaign go on in another
     session (or on another machine) without the run folders. A run whose rows are committed

@@ -19,7 +19,8 @@ VERDICT_HELP = [
     "**reproduced**: every interval excludes 0 in the paper's direction; **contradicted**: every interval excludes 0",
     "the other way; **inconclusive**: an interval contains 0 (or the two disagree), so our runs cannot tell;",
     "**not run**: no runs of one of the two rows under the protocol yet; **data missing**: the dataset is not on",
-    "this machine. Cost claims (seconds, parameters) use the t interval over seeds only. A verdict against a row",
+    "this machine. Cost claims (seconds, parameters) use the t interval over seeds only; a parameter claim whose rows",
+    "have no runs is decided on the counts their experiment configs build (exact; no seeds). A verdict against a row",
     "whose runs stopped at the epoch cap (best dev epoch at the cap: not converged) is given as **inconclusive**,",
     "with a note: a longer cap could change it. A time claim whose paired runs were timed differently (another",
     "device, processor or thread count) is **inconclusive**: the times do not compare. A claim of size (\"dramatically",
@@ -58,13 +59,14 @@ def _scaled(x, factor: float):
     return replace(x, mean=x.mean * factor, low=x.low * factor, high=x.high * factor) if hasattr(x, "low") else x * factor
 
 
-def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing_status, built: set, counts: Counter) -> list[str]:
+def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing_status, built: set, counts: Counter,
+                 sizes: dict | None = None) -> list[str]:
     lines = []
     for claim in claims:
         if missing_status:
             result = claims_mod.ClaimResult(name, claim, claims_mod.paper_values(name, claim), (None, None), verdict=missing_status)
         else:
-            result = claims_mod.evaluate(name, claim, rows, items)
+            result = claims_mod.evaluate(name, claim, rows, items, counts=sizes)
         unbuilt = [claims_mod.split_row(claim[s])[0] for s in ("better", "worse") if claims_mod.split_row(claim[s])[0] not in built]
         if unbuilt and result.verdict in (stats.NOT_RUN, stats.DATA_MISSING):
             result.note = f"{', '.join(f'`{u}`' for u in unbuilt)} not built yet"
@@ -74,6 +76,8 @@ def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing
         ours = tuple(_scaled(v, factor) for v in result.ours)
         compared = {claims_mod.split_row(n) for n in result.compared or (claim["better"], claim["worse"])}
         budget = _budget([r for r in rows if (r["encoder"], r["variant"]) in compared])  # every run of those rows, no other variant
+        if result.counted:
+            budget = "no runs: counted"
         lines.append(
             f"| {claim['text']} (`{claim['better']}` {sign} `{claim['worse']}`, {claim['column']}"
             + ("" if claim.get("quantity", "test") == "test" else f", {claim['quantity']}") + (f"; {unit}" if unit else "") + ")"
@@ -112,7 +116,8 @@ def build(results_dir: Path, status_of_table=None) -> str:
         missing_status = (status_of_table(name) if status_of_table else stats.NOT_RUN) if not rows else None
         link = f"[{name}]({name}.md)" if (results_dir / f"{name}.md").exists() else name
         body += [f"## {registry['paper'].upper()} Table {registry['table']}: {registry['caption']} ({link})", "", *HEADER]
-        body += _claim_lines(name, claims, rows, items, missing_status, built, counts)
+        sizes = evidence.read_parameter_counts(evidence.parameters_path(csv_path))
+        body += _claim_lines(name, claims, rows, items, missing_status, built, counts, sizes)
         body.append("")
         for device, where in DEVICE_EVIDENCE.items():
             device_csv = results_dir / f"{name}_{device}.csv"

@@ -224,8 +224,9 @@ def grid_edge_note(lr: float | None, rates: list[float]) -> str:
     return f"; the chosen rate is the grid's {side}: a {beyond} one, outside the grid, might score better"
 
 
-def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int) -> tuple[list[str], list[claims_mod.ClaimResult]]:
-    results = [claims_mod.evaluate(table, c, rows, items, confidence, samples) for c in claims_mod.load_claims(table)]
+def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int,
+                counts: dict | None = None) -> tuple[list[str], list[claims_mod.ClaimResult]]:
+    results = [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts) for c in claims_mod.load_claims(table)]
     tested = [r for r in results if r.verdict != "not run"]
     if not results:
         return [], results
@@ -249,9 +250,10 @@ def describe_result(r: claims_mod.ClaimResult, digits: int = 2) -> str:
     quantity = c.get("quantity", "test")
     what = f"{c['column']}" + ("" if quantity == "test" else f" {quantity}")
     boot = f"; bootstrap over test items {fmt_interval(r.bootstrap, digits)}" if r.bootstrap else ""
+    ours = (f"Ours: {r.ours[0]:,.0f} / {r.ours[1]:,.0f}" if r.counted else
+            f"Ours, {c['better']} − {c['worse']} over {len(r.seeds)} paired seeds: {fmt_interval(r.t, digits)}{boot}")
     return (f"**{r.verdict}**: {c['text']} ({c['better']} {'<' if c.get('lower_is_better') else '>'} {c['worse']}, {what}; {c.get('cite', '')}). "
-            f"Ours, {c['better']} − {c['worse']} over {len(r.seeds)} paired seeds: {fmt_interval(r.t, digits)}{boot}."
-            + (f" {r.note[0].upper()}{r.note[1:]}." if r.note else ""))
+            f"{ours}." + (f" {r.note[0].upper()}{r.note[1:]}." if r.note else ""))
 
 
 def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path) -> Path | None:
@@ -312,7 +314,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     if plot is not None:
         extra += [f"Learning curves (dev, mean over seeds, band min to max): [plots/{name}.png](plots/{name}.png)", ""]
     if paper:
-        claim_md, _ = claim_lines(name, rows, items, confidence, samples)
+        claim_md, _ = claim_lines(name, rows, items, confidence, samples, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")))
         extra += claim_md
     notes = [*notes, *selection_lines(rows, digits, select_metric)]
     if rows:

@@ -41,6 +41,30 @@ class TaskModel(nn.Module):
         return out, loss
 
 
+def _head_class_and_options(cfg: DictConfig, vocab) -> tuple[type, dict]:
+    head_opts = OmegaConf.to_container(cfg.task.head, resolve=True)
+    head_cls = get_class(head_opts.pop("_target_"))
+    if "vocab" in inspect.signature(head_cls.__init__).parameters:
+        head_opts["vocab"] = vocab
+    return head_cls, head_opts
+
+
+def _encoder_for_head(cfg: DictConfig, head_cls: type, head_opts: dict):
+    """The encoder, reading what the head feeds it (the embeddings, or the head's features of them)."""
+    try:
+        return build_encoder(cfg.encoder, head_cls.encoder_input_size(cfg.embedding.dim, **head_opts))
+    except TypeError as exc:
+        raise ConfigError(f"task.head ({head_cls.__name__}): {exc}") from None
+
+
+def encoder_parameters(cfg: DictConfig) -> int:
+    """The encoder's parameter count under ``cfg``, without data or training: what a run of it
+    records as ``encoder_parameters`` (the count depends on neither the seed nor the vocabulary)."""
+    head_cls, head_opts = _head_class_and_options(cfg, vocab=None)
+    with torch.random.fork_rng(devices=[]):  # building draws initial weights: leave the caller's stream alone
+        return _encoder_for_head(cfg, head_cls, head_opts).num_parameters()
+
+
 def build_model(cfg: DictConfig, data) -> TaskModel:
     """The task model for ``data`` (a TaskData: vocabulary, label names, pre-trained vectors)."""
     vocab_size, num_classes, vectors = len(data.vocab), len(data.label_names), data.vectors
@@ -53,14 +77,8 @@ def build_model(cfg: DictConfig, data) -> TaskModel:
     freeze = cfg.embedding.freeze if cfg.embedding.freeze is not None else cfg.task.get("freeze_embeddings", False)
     embedding.weight.requires_grad = not freeze
 
-    head_opts = OmegaConf.to_container(cfg.task.head, resolve=True)
-    head_cls = get_class(head_opts.pop("_target_"))
-    if "vocab" in inspect.signature(head_cls.__init__).parameters:
-        head_opts["vocab"] = data.vocab
-    try:
-        encoder = build_encoder(cfg.encoder, head_cls.encoder_input_size(dim, **head_opts))
-    except TypeError as exc:
-        raise ConfigError(f"task.head ({head_cls.__name__}): {exc}") from None
+    head_cls, head_opts = _head_class_and_options(cfg, data.vocab)
+    encoder = _encoder_for_head(cfg, head_cls, head_opts)
     if head_cls.requires_causal_encoder and not encoder.causal:
         raise ConfigError(
             f"task {cfg.task.name!r} needs a causal encoder (each position may read only earlier ones), "

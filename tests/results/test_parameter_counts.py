@@ -1,0 +1,85 @@
+"""A parameter claim whose rows have no runs is decided on the encoder sizes the rows' experiment
+configs build (committed as results/<table>.parameters.csv); those counts are the ones runs record,
+and rows with runs are still decided on their runs."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rnnbench import experiments
+from rnnbench.results import claims, evidence, ledger, report, stats
+from tests.results.test_ledger_budget import _line, _row
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+PARAMS_CLAIM = "bi-2-lstm-params-equal-large-2-lstm"
+
+
+def _claim(table: str, claim_id: str) -> dict:
+    return next(c for c in claims.load_claims(table) if c["id"] == claim_id)
+
+
+def _committed(table: str) -> dict:
+    return evidence.read_parameter_counts(evidence.parameters_path(RESULTS / f"{table}.csv"))
+
+
+@pytest.mark.parametrize("table", ["lstm_odyssey_table1", "lstm_odyssey_table2", "rcrn_table2"])
+def test_the_counts_are_what_the_committed_runs_recorded_and_the_committed_file_is_current(table):
+    counts = experiments.parameter_counts(table)
+    rows = evidence.read_csv(RESULTS / f"{table}.csv")
+    compared = [(int(r["parameters"]), counts[name][0]) for r in rows
+                if (name := f"{r['encoder']}/{r['variant']}" if r["variant"] else r["encoder"]) in counts]
+    assert compared, f"no row of {table} was counted"
+    assert all(recorded == counted for recorded, counted in compared)
+    assert _committed(table) == counts, f"results/{table}.parameters.csv is stale: make_table --no-run rewrites it"
+
+
+def test_an_experiment_sweeping_several_encoders_counts_each_of_them():
+    counts = experiments.parameter_counts("dcu_table2")  # conf/experiment/dcu_table2.yaml sweeps lstm1, sim_dcu, dcu
+    assert {"lstm1", "sim_dcu", "dcu"} <= set(counts)
+    assert len({counts[e][0] for e in ("lstm1", "sim_dcu", "dcu")}) == 3
+
+
+def test_lstm_table2s_parameter_claim_is_decided_without_runs():
+    claim = _claim("lstm_odyssey_table2", PARAMS_CLAIM)
+    assert claims.evaluate("lstm_odyssey_table2", claim, [], []).verdict == stats.NOT_RUN  # no counts, no runs: nothing to go on
+    result = claims.evaluate("lstm_odyssey_table2", claim, [], [], counts=_committed("lstm_odyssey_table2"))
+    assert result.counted and result.verdict == stats.REPRODUCED
+    assert result.ours[0] == result.ours[1] == 1_632_960  # hidden 360, 50-d inputs: 4·360·(50+360) + 4·360·720 + biases
+    assert "experiment=lstm_odyssey_table2_large_bi" in result.note and not result.seeds
+
+
+@pytest.mark.parametrize(("relation", "lower", "sizes", "verdict"), [
+    ("equal", False, (10, 10), stats.REPRODUCED), ("equal", False, (10, 11), stats.CONTRADICTED),
+    (None, True, (9, 10), stats.REPRODUCED), (None, True, (10, 10), stats.CONTRADICTED), (None, False, (11, 10), stats.REPRODUCED)])
+def test_counted_verdicts_are_exact(relation, lower, sizes, verdict):
+    claim = {**_claim("lstm_odyssey_table2", PARAMS_CLAIM), "relation": relation, "lower_is_better": lower}
+    counts = {"2l_bilstm/large": (sizes[0], "a"), "2l_lstm/large": (sizes[1], "b")}
+    assert claims.evaluate("lstm_odyssey_table2", claim, [], [], counts=counts).verdict == verdict
+
+
+def test_rows_with_runs_are_decided_on_their_runs():
+    rows = [_row("2l_lstm", "large", s, 2.0, 2_000_000) for s in (1, 2)] + [_row("2l_bilstm", "large", s, 3.0, 2_000_001) for s in (1, 2)]
+    counts = {"2l_bilstm/large": (5, "a"), "2l_lstm/large": (5, "b")}  # would say "reproduced"
+    result = claims.evaluate("lstm_odyssey_table2", _claim("lstm_odyssey_table2", PARAMS_CLAIM), rows, [], counts=counts)
+    assert not result.counted and result.seeds == [1, 2] and result.verdict == stats.CONTRADICTED
+
+
+def test_the_ledger_and_the_tables_claims_section_say_a_verdict_was_counted():
+    table_claims = claims.load_claims("lstm_odyssey_table2")
+    lines = ledger._claim_lines("lstm_odyssey_table2", table_claims, [], [], None, set(), Counter(), _committed("lstm_odyssey_table2"))
+    line = _line(lines, PARAMS_CLAIM, table_claims)
+    assert "**reproduced** (counted from the configs" in line and "no runs: counted" in line
+    result = claims.evaluate("lstm_odyssey_table2", _claim("lstm_odyssey_table2", PARAMS_CLAIM), [], [], counts=_committed("lstm_odyssey_table2"))
+    text = report.describe_result(result)
+    assert text.startswith("**reproduced**") and "Ours: 1,632,960 / 1,632,960." in text and "paired seeds" not in text
+
+
+def test_the_counts_file_is_rewritten_only_when_a_count_changes(tmp_path):
+    path = tmp_path / "t.parameters.csv"
+    evidence.write_parameter_counts(path, {"a": (1, "x")}, "c1")
+    evidence.write_parameter_counts(path, {"a": (1, "x")}, "c2")
+    assert "c1" in path.read_text()  # same counts: the commit they were counted at stays
+    evidence.write_parameter_counts(path, {"a": (2, "x")}, "c3")
+    assert evidence.read_parameter_counts(path) == {"a": (2, "x")} and "c3" in path.read_text()
