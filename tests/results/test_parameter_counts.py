@@ -83,3 +83,13 @@ def test_the_counts_file_is_rewritten_only_when_a_count_changes(tmp_path):
     assert "c1" in path.read_text()  # same counts: the commit they were counted at stays
     evidence.write_parameter_counts(path, {"a": (2, "x")}, "c3")
     assert evidence.read_parameter_counts(path) == {"a": (2, "x")} and "c3" in path.read_text()
+
+
+def test_a_size_claim_is_decided_even_where_the_tables_data_is_missing():
+    """DCU Table 2 (SearchQA, not on this machine): its footnote's size claim needs no data."""
+    table_claims = claims.load_claims("dcu_table2")
+    sizes = {"bilstm": (542_400, "dcu_table2_150d"), "lstm1": (722_400, "dcu_table2")}
+    lines = ledger._claim_lines("dcu_table2", table_claims, [], [], stats.DATA_MISSING, set(), Counter(), sizes)
+    assert "**contradicted** (counted from the configs" in _line(lines, "bilstm-150-params-equal-lstm-300", table_claims)
+    assert sum("**data missing**" in line for line in lines) == len(table_claims) - 1  # the others still need the data
+    assert experiments.parameter_counts("dcu_table2")["bilstm"][0] == 542_400  # 2 directions x 4 gates x 150 x (300 in + 150 + 2 biases)

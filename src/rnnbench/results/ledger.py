@@ -42,6 +42,11 @@ def _num(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+def _ours(x: float | None, quantity: str) -> str:
+    """Our mean: parameter counts as whole numbers (1,632,960), the rest at two decimals."""
+    return "–" if x is None else f"{x:,.0f}" if quantity == "parameters" else f"{x:.2f}"
+
+
 # Evidence of the same table measured on another device, decided again beside the main evidence
 # (the paper's cost claims are about a GPU; `make gpu-check` writes <table>_cuda.csv on one).
 DEVICE_EVIDENCE = {"cuda": "on the GPU"}
@@ -64,7 +69,10 @@ def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing
     lines = []
     for claim in claims:
         if missing_status:
-            result = claims_mod.ClaimResult(name, claim, claims_mod.paper_values(name, claim), (None, None), verdict=missing_status)
+            # No runs (the data may be absent): a size claim can still be decided on the counted sizes.
+            result = claims_mod.evaluate(name, claim, [], [], counts=sizes) if sizes and claim.get("quantity") == "parameters" else None
+            if result is None or not result.counted:
+                result = claims_mod.ClaimResult(name, claim, claims_mod.paper_values(name, claim), (None, None), verdict=missing_status)
         else:
             result = claims_mod.evaluate(name, claim, rows, items, counts=sizes)
         unbuilt = [claims_mod.split_row(claim[s])[0] for s in ("better", "worse") if claims_mod.split_row(claim[s])[0] not in built]
@@ -81,7 +89,7 @@ def _claim_lines(name: str, claims: list[dict], rows: list[dict], items, missing
         lines.append(
             f"| {claim['text']} (`{claim['better']}` {sign} `{claim['worse']}`, {claim['column']}"
             + ("" if claim.get("quantity", "test") == "test" else f", {claim['quantity']}") + (f"; {unit}" if unit else "") + ")"
-            f" | {_num(result.paper[0])} / {_num(result.paper[1])} | {_num(ours[0], 2)} / {_num(ours[1], 2)}"
+            f" | {_num(result.paper[0])} / {_num(result.paper[1])} | {_ours(ours[0], claim.get('quantity', 'test'))} / {_ours(ours[1], claim.get('quantity', 'test'))}"
             f" | {report.fmt_interval(_scaled(result.t, factor))} | {report.fmt_interval(_scaled(result.bootstrap, factor))} | **{result.verdict}**"
             f"{' (' + result.note + ')' if result.note and (result.verdict != stats.NOT_RUN or unbuilt) else ''}"
             f" | {', '.join(map(str, result.seeds)) or '–'} | {budget or '–'} | {claim.get('cite', '')} |")
