@@ -2,7 +2,7 @@
 
     python scripts/claims.py            (make claims)
 
-Reads only the committed evidence (results/<table>.csv and .items.csv.gz) and the
+Reads only the committed evidence (results/<table>.csv, .items.csv.gz and .parameters.csv) and the
 registry (src/rnnbench/results/paper_numbers/); a table without evidence is "not run",
 or "data missing" when its experiments' dataset files are absent from RNNBENCH_DATA.
 """
