@@ -35,6 +35,12 @@ def test_the_counts_are_what_the_committed_runs_recorded_and_the_committed_file_
     assert _committed(table) == counts, f"results/{table}.parameters.csv is stale: make_table --no-run rewrites it"
 
 
+@pytest.mark.parametrize("path", sorted(RESULTS.glob("*.parameters.csv")), ids=lambda p: p.name)
+def test_committed_counts_name_the_commit_that_counted_them(path):
+    """A count is seed-free, so it can always be redone on committed code: make_table --no-run does."""
+    assert "-dirty" not in path.read_text(), f"{path.name} was counted on uncommitted code: make_table --no-run recounts it"
+
+
 def test_an_experiment_sweeping_several_encoders_counts_each_of_them():
     counts = experiments.parameter_counts("dcu_table2")  # conf/experiment/dcu_table2.yaml sweeps lstm1, sim_dcu, dcu
     assert {"lstm1", "sim_dcu", "dcu"} <= set(counts)
@@ -83,6 +89,15 @@ def test_the_counts_file_is_rewritten_only_when_a_count_changes(tmp_path):
     assert "c1" in path.read_text()  # same counts: the commit they were counted at stays
     evidence.write_parameter_counts(path, {"a": (2, "x")}, "c3")
     assert evidence.read_parameter_counts(path) == {"a": (2, "x")} and "c3" in path.read_text()
+
+
+def test_counts_made_on_uncommitted_code_take_the_commit_once_it_is_committed(tmp_path):
+    path = tmp_path / "t.parameters.csv"
+    evidence.write_parameter_counts(path, {"a": (1, "x")}, "c1-dirty")
+    evidence.write_parameter_counts(path, {"a": (1, "x")}, "c2-dirty")
+    assert "c1-dirty" in path.read_text()  # still uncommitted: nothing better to record
+    evidence.write_parameter_counts(path, {"a": (1, "x")}, "c3")
+    assert "dirty" not in path.read_text() and "c3" in path.read_text()
 
 
 def test_a_size_claim_is_decided_even_where_the_tables_data_is_missing():

@@ -164,14 +164,21 @@ def parameters_path(csv_path: Path) -> Path:
 def write_parameter_counts(path: Path, counts: dict[str, tuple[int, str]], commit: str) -> None:
     """Each row's encoder size as its experiment config builds it (``rnnbench.experiments``),
     with the code's commit: the evidence a size claim is decided on when a row has no runs. Counts
-    unchanged since the file was written leave it as it is (and its commit, when they were counted)."""
-    if read_parameter_counts(path) == counts:
+    unchanged since the file was written leave it as it is (and its commit, when they were counted),
+    unless they were counted on uncommitted code (``-dirty``) and now are on committed code: only
+    then does the commit name the code that counted them."""
+    if read_parameter_counts(path) == counts and not (_counted_on_dirty_code(path) and not commit.endswith("-dirty")):
         return
     rows = [{"row": row, "parameters": n, "experiment": experiment, "commit": commit} for row, (n, experiment) in sorted(counts.items())]
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, PARAMETER_FIELDS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+
+
+def _counted_on_dirty_code(path: Path) -> bool:
+    with open(path, newline="") as handle:
+        return any(r["commit"].endswith("-dirty") for r in csv.DictReader(handle))
 
 
 def read_parameter_counts(path: Path) -> dict[str, tuple[int, str]]:
