@@ -104,3 +104,23 @@ def test_a_checkout_copied_without_git_is_named_by_rnnbench_commit(tmp_path, mon
     assert git_commit(tmp_path) == "a11a8f0"
     # inside a repository git's answer wins: the variable cannot relabel code that git can name
     assert git_commit(Path(__file__).parent) not in ("a11a8f0", "unknown")
+
+
+def test_only_changed_code_makes_a_commit_dirty(tmp_path):
+    """Results rewritten mid-campaign are outputs; a changed source file is code that no commit names."""
+    import subprocess
+
+    from rnnbench.results.run_record import git_commit
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "results").mkdir(), (tmp_path / "src").mkdir()
+    (tmp_path / "results" / "t.csv").write_text("a\n"), (tmp_path / "src" / "m.py").write_text("x = 1\n")
+    git("init", "-q"), git("add", "."), git("commit", "-qm", "c")
+    head = git_commit(tmp_path / "src")
+    assert len(head) == 40
+    (tmp_path / "results" / "t.csv").write_text("b\n")
+    assert git_commit(tmp_path / "src") == head
+    (tmp_path / "src" / "m.py").write_text("x = 2\n")
+    assert git_commit(tmp_path / "src") == head + "-dirty"

@@ -22,7 +22,8 @@ PACKAGE = Path(__file__).resolve().parents[1]  # the installed rnnbench package 
 
 
 def git_commit(where: Path = PACKAGE) -> str:
-    """The commit of the code that ran (``-dirty`` when tracked files differ), or "unknown":
+    """The commit of the code that ran (``-dirty`` when tracked files outside ``results/`` differ:
+    a table assembled mid-campaign changes results, not code), or "unknown":
     an installed package that is not inside a git checkout has none. A checkout copied
     without its ``.git`` (to a GPU machine or a cluster node) is named by ``RNNBENCH_COMMIT``,
     which whoever copied it sets; it is used only where git finds no repository."""
@@ -31,7 +32,7 @@ def git_commit(where: Path = PACKAGE) -> str:
         return named
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where, capture_output=True, text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/", ":(top,exclude)results"], cwd=where, capture_output=True, text=True, timeout=5).stdout.strip()
         return head + ("-dirty" if dirty else "") if head else named
     except (OSError, subprocess.SubprocessError):
         return named
