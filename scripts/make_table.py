@@ -529,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")
     try:
         md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
-                                first.table.protocol, str(first.task.select_metric))
+                                first.table.protocol, str(first.task.select_metric),
+                                {(e, cfg.table.variant or None): str(cfg.table.not_run) for _, cfg, encoders in plans if cfg.table.not_run for e in encoders})
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

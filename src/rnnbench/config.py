@@ -147,6 +147,9 @@ class TableConf:
     scale: float = 100.0  # ours * scale is in the paper's units
     variant: Optional[str] = None
     data_note: str = ""  # footnote: what data our runs used (partial data, substitutes)
+    # Why this experiment's rows are left out of the campaign (e.g. "not run on this budget (see note)"):
+    # the cell a row without runs shows, so a row left out reads differently from one still running.
+    not_run: str = ""
     digits: int = 1  # decimals shown
     caption: Optional[str] = None  # set only for a table no paper printed (our synthetic tasks); name is then ours
     protocol: ProtocolConf = field(default_factory=ProtocolConf)

@@ -103,3 +103,23 @@ def test_a_table_no_paper_printed_lists_our_encoders_with_our_columns_only():
     assert "| bilstm | `bilstm` | 100.0 (n=1) | 100.0 (n=1) |" in md and "paper" not in md.lower()
     tex = latex("T", rows, [], ["EM", "F1"], paper=False)
     assert r"fhe & fhe & 19.8 (n=1) & 40.0 (n=1) \\" in tex
+
+
+def test_a_row_left_out_of_the_campaign_says_so_and_one_with_runs_shows_them():
+    """table.not_run: a row left out (LSTM Table 2's Large rows) must not read as one still running."""
+    table = {"rows": [{"model": "L", "encoder": "2l_lstm", "variant": "large"}, {"model": "B", "encoder": "2l_lstm"},
+                      {"model": "E", "encoder": "2l_bilstm"}]}
+    why = "not run on this budget (see note)"
+    not_run = {("2l_lstm", "large"): why, ("2l_lstm", None): why}
+    rows = build_rows(table, ["A"], {("2l_lstm", None): {"A": [80.0]}}, {"2l_lstm", "2l_bilstm"}, not_run=not_run)
+    assert [r.status for r in rows] == [why, "", NO_RUNS]
+
+
+def test_lstm_table2s_large_rows_are_marked_left_out_and_the_enhanced_row_is_not():
+    from rnnbench.compose import compose_config
+
+    def not_run(experiment):
+        return compose_config([f"experiment={experiment}"]).table.not_run
+
+    assert not_run("lstm_odyssey_table2_large") and not_run("lstm_odyssey_table2_large_bi")
+    assert not_run("lstm_odyssey_table2_large_bi_resv2") == "" and not_run("lstm_odyssey_table2_baseline") == ""

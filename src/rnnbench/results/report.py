@@ -295,15 +295,15 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path
 
 def render(name: str, table: dict, title: str, columns: list[str], rows: list[dict], items: list[dict], built: set[str],
            notes: list[str], out_dir: Path, digits: int = 1, paper: bool = True, protocol=None,
-           select_metric: str | None = None) -> tuple[Path, Path]:
-    """Write results/<name>.{md,tex} (and the plot) from evidence rows."""
+           select_metric: str | None = None, not_run: dict[tuple[str, str | None], str] | None = None) -> tuple[Path, Path]:
+    """Write results/<name>.{md,tex} (and the plot) from evidence rows; ``not_run`` as ``build_rows``."""
     check_versions(rows)
     confidence = float(protocol.confidence) if protocol is not None else 0.95
     samples = int(protocol.bootstrap_samples) if protocol is not None else 10000
     ours: dict[tuple[str, str | None], dict[str, list[float]]] = {}
     for r in sorted(reported(rows), key=lambda r: int(r["seed"])):
         ours.setdefault((r["encoder"], r["variant"] or None), {}).setdefault(r["dataset"], []).append(float(r["test"]))
-    table_rows = build_rows(table, columns, ours, built, digits)
+    table_rows = build_rows(table, columns, ours, built, digits, not_run)
     names = {(r.encoder, r.variant or ""): r.model for r in table_rows if r.encoder}
     costs = cost_rows(rows, names)
     extra: list[str] = []

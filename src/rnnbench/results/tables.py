@@ -78,8 +78,10 @@ class Row:
         return statistics.stdev(values) if len(values) > 1 else None
 
 
-def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None], dict[str, list[float]]], built: set[str], digits: int = 1) -> list[Row]:
-    """``ours`` maps (encoder, variant) -> column -> test values (paper units) of its finished runs."""
+def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None], dict[str, list[float]]], built: set[str], digits: int = 1,
+               not_run: dict[tuple[str, str | None], str] | None = None) -> list[Row]:
+    """``ours`` maps (encoder, variant) -> column -> test values (paper units) of its finished runs;
+    ``not_run`` (encoder, variant) -> the cell of a row left out of the campaign (``table.not_run``)."""
     rows = []
     for r in table["rows"]:
         enc, variant = r.get("encoder"), r.get("variant")
@@ -89,7 +91,7 @@ def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None
         elif enc not in built:
             status = NOT_BUILT
         elif not values:
-            status = NO_RUNS
+            status = (not_run or {}).get((enc, variant)) or NO_RUNS
         else:
             status = ""
         paper = {c: (r.get("values") or {}).get(c) for c in columns}
