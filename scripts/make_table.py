@@ -36,6 +36,7 @@ from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
 from rnnbench.run import train
+from rnnbench.training.checkpoint import LAST
 
 
 def job_config(experiment: str, job: protocol.Job, extra: list[str]):
@@ -204,16 +205,29 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
-def finished_runs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[dict]]:
-    """The protocol's run count for one encoder of one experiment, and the records of those finished."""
+def protocol_jobs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[protocol.Job]]:
+    """The protocol's run count for one encoder of one experiment, and the jobs known so far (the
+    final seeds wait for the learning-rate choice, unless the protocol has one rate)."""
     # One rate: the final runs are known (and may have finished) before the selection runs have.
     lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
     if lr is None:
         lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
     jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
     finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
-    done = [r for r in (finished(experiment, j, extra, committed) for j in [*jobs, *(finals if lr is not None else [])]) if r]
-    return len(jobs) + len(finals), done
+    return len(jobs) + len(finals), [*jobs, *(finals if lr is not None else [])]
+
+
+def finished_runs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[dict]]:
+    """The protocol's run count for one encoder of one experiment, and the records of those finished."""
+    total, jobs = protocol_jobs(experiment, base, enc, extra, committed)
+    return total, [r for r in (finished(experiment, j, extra, committed) for j in jobs) if r]
+
+
+def started_runs(experiment: str, jobs: list[protocol.Job], extra: list[str], committed: evidence.CommittedEvidence) -> int:
+    """How many of ``jobs`` were interrupted with their progress saved (a run folder with a
+    checkpoint, no record): they resume where they stopped, so --plan says so."""
+    return sum(1 for j in jobs if finished(experiment, j, extra, committed) is None
+               and (run_dir(job_config(experiment, j, extra)) / LAST).exists())
 
 
 def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvidence) -> None:
@@ -272,14 +286,16 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
     lines, costs = [], {}
     for experiment, base, encoders in plans:
         for enc in encoders:
-            total, done = finished_runs(experiment, base, enc, extra, committed)
+            total, jobs = protocol_jobs(experiment, base, enc, extra, committed)
+            done = [r for r in (finished(experiment, j, extra, committed) for j in jobs) if r]
             spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
                      for r in done if r.get("seconds_per_epoch") and r.get("epochs_run") and same_device(r, DEADLINE.device)]
             keys = cost_keys_of(experiment, base, enc, extra)
             for key in keys:
                 costs.setdefault(key, []).extend(spent)
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
-                          "own": spent, "keys": keys})
+                          "own": spent, "keys": keys, "left_out": str(base.table.not_run),
+                          "started": started_runs(experiment, jobs, extra, committed)})
     for line in lines:
         model, data = line["keys"]
         known = line["own"] or costs[data] or costs[model]
@@ -289,18 +305,24 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
 
 
 def print_plan(lines: list[dict]) -> None:
-    print(f"{'experiment':28} {'encoder':12} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
+    width = max([28, *(len(line["experiment"]) for line in lines)])
+    print(f"{'experiment':{width}} {'encoder':12} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
     total, unknown = 0.0, []
     for line in lines:
         per_run = "?" if line["per_run"] is None else f"{line['per_run']:.2g}"
         rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
-        print(f"{line['experiment']:28} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}")
+        print(f"{line['experiment']:{width}} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}"
+              + ("  left out of the campaign (table.not_run): not in the total" if line.get("left_out") else "")
+              + (f"  {line['started']} of them started (they resume)" if line.get("started") else ""))
+        if line.get("left_out"):
+            continue  # named here, so it would run; but the campaign's cost is without it
         if line["per_run"] is None and line["to_run"]:
             unknown.append(line["encoder"])
         elif line["per_run"] is not None:
             total += line["per_run"] * line["to_run"]
-    runs = sum(line["to_run"] for line in lines)
-    priced = sum(line["to_run"] for line in lines if line["per_run"] is not None)
+    counted = [line for line in lines if not line.get("left_out")]
+    runs = sum(line["to_run"] for line in counted)
+    priced = sum(line["to_run"] for line in counted if line["per_run"] is not None)
     # A total over some rows only must not read as the table's cost: say which runs it covers.
     cost = (f"about {total:.1f} CPU h of training" if priced == runs else
             f"about {total:.1f} CPU h of training for the {priced} priced" if priced else "no CPU estimate yet")

@@ -337,6 +337,10 @@ def test_the_plan_total_says_which_runs_it_prices(capsys):
     assert "5 run(s) to run, about 1.0 CPU h of training for the 2 priced (" in out and "estimate fhe from" in out
     print_plan([line("fhe", None, 3)])
     assert "3 run(s) to run, no CPU estimate yet (" in capsys.readouterr().out
+    # a row left out of the campaign (table.not_run) is listed, but neither counted nor priced
+    print_plan([line("bilstm", 0.5, 2), {**line("large", 4.0, 5), "left_out": "not run on this budget"}])
+    out = capsys.readouterr().out
+    assert "2 run(s) to run, about 1.0 CPU h of training (" in out and "left out of the campaign" in out
 
 
 def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_from_this_device(monkeypatch, capsys):
@@ -356,6 +360,27 @@ def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_fro
     monkeypatch.setattr(module.DEADLINE, "device", "cuda")
     (line,) = module.plan(plans, [], None)
     assert line["per_run"] == pytest.approx(15.0 * 12 / 3600)
+
+
+def test_the_plan_says_which_runs_were_started_and_resume(monkeypatch, tmp_path, capsys):
+    """LSTM Table 2's enhanced row: two runs stopped mid test pass read '0/5 finished' as if never begun."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    extra = [f"paths.runs_dir={tmp_path}"]
+    experiment = "lstm_odyssey_table2_large_bi_resv2"
+    plans = [(experiment, compose_config([f"experiment={experiment}", *extra]), ["2l_bilstm"])]
+    (line,) = module.plan(plans, extra, None)
+    assert line["started"] == 0
+    _, jobs = module.protocol_jobs(experiment, plans[0][1], "2l_bilstm", extra, None)
+    folder = module.run_dir(module.job_config(experiment, jobs[1], extra))
+    folder.mkdir(parents=True)
+    (folder / module.LAST).write_bytes(b"")
+    (line,) = module.plan(plans, extra, None)
+    assert line["started"] == 1
+    module.print_plan([line])
+    assert "1 of them started (they resume)" in capsys.readouterr().out
 
 
 def test_runs_are_priced_only_from_runs_of_the_same_settings(monkeypatch):
