@@ -230,6 +230,11 @@ def started_runs(experiment: str, jobs: list[protocol.Job], extra: list[str], co
                and (run_dir(job_config(experiment, j, extra)) / LAST).exists())
 
 
+def left_out_rows(plans) -> dict[tuple[str, str | None], str]:
+    """(encoder, variant) -> the cell of a row its experiment leaves out of the campaign (``table.not_run``)."""
+    return {(enc, cfg.table.variant or None): str(cfg.table.not_run) for _, cfg, encoders in plans if cfg.table.not_run for enc in encoders}
+
+
 def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvidence) -> None:
     """Give ``--until`` every finished run of the table before any run starts: a run's length is
     then known from its encoder's runs in all the experiments, not only in those visited so far
@@ -551,8 +556,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")
     try:
         md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
-                                first.table.protocol, str(first.task.select_metric),
-                                {(e, cfg.table.variant or None): str(cfg.table.not_run) for _, cfg, encoders in plans if cfg.table.not_run for e in encoders})
+                                first.table.protocol, str(first.task.select_metric), left_out_rows(plans))
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

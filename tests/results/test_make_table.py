@@ -446,3 +446,13 @@ def test_final_seeds_wait_for_the_selection_runs_only_when_a_rate_is_chosen(monk
     else:
         assert module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")) == 0
         assert started == [1, 2, 3]  # both selection seeds tried (locked: skipped), then the final seed
+
+
+def test_lstm_table2s_large_rows_are_left_out_and_its_enhanced_row_is_not():
+    """The enhanced row's experiment inherits from the Large rows' experiments: it must not inherit their table.not_run."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    names = ["lstm_odyssey_table2_baseline", "lstm_odyssey_table2_large", "lstm_odyssey_table2_large_bi", "lstm_odyssey_table2_large_bi_resv2"]
+    plans = [(n, compose_config([f"experiment={n}"]), module.sweep_of(n)) for n in names]
+    assert set(module.left_out_rows(plans)) == {("2l_lstm", "large"), ("2l_bilstm", "large")}

@@ -114,12 +114,3 @@ def test_a_row_left_out_of_the_campaign_says_so_and_one_with_runs_shows_them():
     rows = build_rows(table, ["A"], {("2l_lstm", None): {"A": [80.0]}}, {"2l_lstm", "2l_bilstm"}, not_run=not_run)
     assert [r.status for r in rows] == [why, "", NO_RUNS]
 
-
-def test_lstm_table2s_large_rows_are_marked_left_out_and_the_enhanced_row_is_not():
-    from rnnbench.compose import compose_config
-
-    def not_run(experiment):
-        return compose_config([f"experiment={experiment}"]).table.not_run
-
-    assert not_run("lstm_odyssey_table2_large") and not_run("lstm_odyssey_table2_large_bi")
-    assert not_run("lstm_odyssey_table2_large_bi_resv2") == "" and not_run("lstm_odyssey_table2_baseline") == ""

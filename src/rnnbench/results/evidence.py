@@ -177,6 +177,8 @@ def write_parameter_counts(path: Path, counts: dict[str, tuple[int, str]], commi
 
 
 def _counted_on_dirty_code(path: Path) -> bool:
+    if not path.exists():
+        return False
     with open(path, newline="") as handle:
         return any(r["commit"].endswith("-dirty") for r in csv.DictReader(handle))
 
