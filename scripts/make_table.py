@@ -223,11 +223,10 @@ def finished_runs(experiment: str, base, enc: str, extra: list[str], committed: 
     return total, [r for r in (finished(experiment, j, extra, committed) for j in jobs) if r]
 
 
-def started_runs(experiment: str, jobs: list[protocol.Job], extra: list[str], committed: evidence.CommittedEvidence) -> int:
-    """How many of ``jobs`` were interrupted with their progress saved (a run folder with a
-    checkpoint, no record): they resume where they stopped, so --plan says so."""
-    return sum(1 for j in jobs if finished(experiment, j, extra, committed) is None
-               and (run_dir(job_config(experiment, j, extra)) / LAST).exists())
+def started_runs(experiment: str, unfinished: list[protocol.Job], extra: list[str]) -> int:
+    """How many of the ``unfinished`` jobs were interrupted with their progress saved (a run folder
+    with a checkpoint): they resume where they stopped, so --plan says so."""
+    return sum(1 for j in unfinished if (run_dir(job_config(experiment, j, extra)) / LAST).exists())
 
 
 def left_out_rows(plans) -> dict[tuple[str, str | None], str]:
@@ -292,7 +291,8 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
     for experiment, base, encoders in plans:
         for enc in encoders:
             total, jobs = protocol_jobs(experiment, base, enc, extra, committed)
-            done = [r for r in (finished(experiment, j, extra, committed) for j in jobs) if r]
+            records = [(j, finished(experiment, j, extra, committed)) for j in jobs]
+            done = [r for _, r in records if r]
             spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
                      for r in done if r.get("seconds_per_epoch") and r.get("epochs_run") and same_device(r, DEADLINE.device)]
             keys = cost_keys_of(experiment, base, enc, extra)
@@ -300,7 +300,7 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
                 costs.setdefault(key, []).extend(spent)
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent, "keys": keys, "left_out": str(base.table.not_run),
-                          "started": started_runs(experiment, jobs, extra, committed)})
+                          "started": started_runs(experiment, [j for j, r in records if r is None], extra)})
     for line in lines:
         model, data = line["keys"]
         known = line["own"] or costs[data] or costs[model]
