@@ -341,6 +341,12 @@ def test_the_plan_total_says_which_runs_it_prices(capsys):
     print_plan([line("bilstm", 0.5, 2), {**line("large", 4.0, 5), "left_out": "not run on this budget"}])
     out = capsys.readouterr().out
     assert "2 run(s) to run, about 1.0 CPU h of training (" in out and "left out of the campaign" in out
+    # a price read off the same model on other data (another Amazon domain) is marked as such
+    print_plan([line("bilstm", 0.5, 2)])
+    assert "*: priced from" not in capsys.readouterr().out
+    print_plan([{**line("bilstm", 0.5, 2), "other_data": True}])
+    out = capsys.readouterr().out
+    assert "0.5*" in out and "*: priced from the same model's runs on other data" in out
 
 
 def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_from_this_device(monkeypatch, capsys):
@@ -456,3 +462,18 @@ def test_lstm_table2s_large_rows_are_left_out_and_its_enhanced_row_is_not():
     names = ["lstm_odyssey_table2_baseline", "lstm_odyssey_table2_large", "lstm_odyssey_table2_large_bi", "lstm_odyssey_table2_large_bi_resv2"]
     plans = [(n, compose_config([f"experiment={n}"]), module.sweep_of(n)) for n in names]
     assert set(module.left_out_rows(plans)) == {("2l_lstm", "large"), ("2l_bilstm", "large")}
+
+
+def test_the_plan_marks_prices_read_off_other_data(monkeypatch):
+    """RCRN Table 1: the ten domains not yet run were priced at the mean of the six done ones,
+    though their training data is 1.0x to 2.7x Sports'; the plan now says the price is borrowed."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    record = {"seconds_per_epoch": 60.0, "epochs_run": 10, "hardware": {"device": "cpu"}, "dev": {"accuracy": 0.8}}
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: record if experiment != "rcrn_table1_baby" else None)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    plans = [(e, compose_config([f"experiment={e}"]), ["bilstm"]) for e in ("rcrn_table1_mr", "rcrn_table1_baby")]
+    mr, baby = module.plan(plans, [], None)
+    assert mr["per_run"] == baby["per_run"] == pytest.approx(60.0 * 10 / 3600)
+    assert (mr["other_data"], baby["other_data"]) == (False, True)
