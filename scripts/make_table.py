@@ -368,6 +368,8 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
         for enc in encoders:
             model = model_name(table, enc, variant or None)
             lr, _ = chosen_lr(experiment, cfg, enc, extra, wait=False, run=False, committed=committed)
+            if lr is None:  # one rate: nothing to choose, so a finished seed is reported before the others
+                lr = protocol.only_rate(cfg.table.protocol, cfg.trainer.lr)
             jobs = protocol.selection_jobs(enc, cfg.table.protocol, cfg.trainer.lr)
             if lr is not None:
                 jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)

@@ -150,6 +150,27 @@ def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_ru
     assert sum(",yes," in r for r in csv.read_text().splitlines()) == 2 * 2  # two seeds reported, two columns each
 
 
+def test_a_one_rate_table_reports_a_seed_that_finished_before_the_others(tmp_path, capsys):
+    """LSTM Table 2's enhanced row (one rate, selection seeds 1-2): seed 2 finished first and the
+    row read "no finished runs", as if a rate were still to be chosen from seed 1's dev score."""
+    import shutil
+
+    main = _make_table()
+    overrides = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
+                 "--set", "table.protocol.seeds=[1,2]", "--set", "table.protocol.select_seeds=2", "--set", "table.protocol.lr_grid=[]",
+                 "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    assert main(["synthetic_span_copy", *overrides]) == 0
+    (seed1,) = (tmp_path / "runs").rglob("s1-*")
+    shutil.rmtree(seed1)  # as if still running, and never committed
+    for written in (tmp_path / "results").glob("synthetic_span_copy*"):
+        written.unlink()
+    assert main(["synthetic_span_copy", "--no-run", *overrides]) == 0
+    capsys.readouterr()
+    assert "(n=1)" in (tmp_path / "results" / "synthetic_span_copy.md").read_text()
+    rows = evidence.read_csv(tmp_path / "results" / "synthetic_span_copy.csv")
+    assert {r["seed"] for r in rows if r["reported"] == "yes"} == {2}
+
+
 def _module():
     return load_script("make_table")
 
