@@ -52,8 +52,8 @@ def cost_keys(cfg) -> tuple[str, str]:
     and how it trains (encoder, embedding, head, trainer settings), then that with the data (the
     task's reader and files). Runs are priced from runs under the same second key, else under the
     same first (another Amazon domain of RCRN Table 1: the same model on other data, which --plan
-    marks: the domains' training data differ up to 12-fold); never from another model: LSTM Table 2's Large 2-LSTM (hidden 360) was priced from the
-    Baseline 2-LSTM's runs (hidden 120, a quarter of its cost) because both are `2l_lstm`."""
+    marks: the domains' training data differ up to 12-fold); never from another model: LSTM Table
+    2's Large 2-LSTM (hidden 360) was priced from the Baseline 2-LSTM's runs (hidden 120, a quarter of its cost) because both are `2l_lstm`."""
     parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("encoder", "embedding", "task", "trainer")}
     for k in UNPRICED_TRAINER_KEYS:
         parts["trainer"].pop(k, None)
@@ -205,13 +205,20 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
     return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
 
 
+def known_lr(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> float | None:
+    """The rate the table reports for ``enc``: the grid's one rate (nothing to choose, so it is known
+    before any selection run finishes), else the one chosen on dev (None while a selection run is missing)."""
+    lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+    if lr is None:
+        lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
+    return lr
+
+
 def protocol_jobs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[protocol.Job]]:
     """The protocol's run count for one encoder of one experiment, and the jobs known so far (the
     final seeds wait for the learning-rate choice, unless the protocol has one rate)."""
     # One rate: the final runs are known (and may have finished) before the selection runs have.
-    lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
-    if lr is None:
-        lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
+    lr = known_lr(experiment, base, enc, extra, committed)
     jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
     finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
     return len(jobs) + len(finals), [*jobs, *(finals if lr is not None else [])]
@@ -305,7 +312,7 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
         model, data = line["keys"]
         known = line["own"] or costs[data] or costs[model]
         line["per_run"] = sum(known) / len(known) if known else None
-        # Priced from the same model on other data (another Amazon domain: 0.2x to 2.7x Sports' words):
+        # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data])
         line["to_run"] = line["total"] - line["finished"]
@@ -367,9 +374,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
         variant = cfg.table.variant or ""
         for enc in encoders:
             model = model_name(table, enc, variant or None)
-            lr, _ = chosen_lr(experiment, cfg, enc, extra, wait=False, run=False, committed=committed)
-            if lr is None:  # one rate: nothing to choose, so a finished seed is reported before the others
-                lr = protocol.only_rate(cfg.table.protocol, cfg.trainer.lr)
+            lr = known_lr(experiment, cfg, enc, extra, committed)  # one rate: a finished seed is reported before the others
             jobs = protocol.selection_jobs(enc, cfg.table.protocol, cfg.trainer.lr)
             if lr is not None:
                 jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
