@@ -307,16 +307,32 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
                 costs.setdefault(key, []).extend(spent)
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent, "keys": keys, "left_out": str(base.table.not_run),
+                          "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
                           "started": started_runs(experiment, [j for j, r in records if r is None], extra)})
     for line in lines:
         model, data = line["keys"]
-        known = line["own"] or costs[data] or costs[model]
+        known = line["own"] or costs[data] or costs[model] or committed_costs(committed, line)
         line["per_run"] = sum(known) / len(known) if known else None
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data])
         line["to_run"] = line["total"] - line["finished"]
     return lines
+
+
+def committed_costs(committed: evidence.CommittedEvidence | None, line: dict) -> list[float]:
+    """CPU hours of the table's committed runs of the line's encoder and variant on this kind of
+    device, one per run: the price of last resort. A fresh machine (no run folders) asked to plan
+    only experiments with no finished run would otherwise price nothing (session 24: the ten Amazon
+    domains, with the six done ones committed)."""
+    if committed is None:
+        return []
+    per_run = {}
+    for row in committed.rows:
+        if (row["encoder"], row.get("variant", "")) == (line["encoder"], line["variant"]) and same_device({"device": row.get("device", "")}, DEADLINE.device) \
+                and row.get("seconds_per_epoch") not in (None, "") and row.get("epochs_run") not in (None, ""):
+            per_run[row["run"]] = report.run_cpu_hours(row["seconds_per_epoch"], row["epochs_run"], line["threads"])
+    return list(per_run.values())
 
 
 def print_plan(lines: list[dict]) -> None:
@@ -346,8 +362,8 @@ def print_plan(lines: list[dict]) -> None:
           + (f"; no finished run{' on ' + DEADLINE.device if DEADLINE.device else ''} to estimate "
              f"{', '.join(sorted(set(unknown)))} from: run one first" if unknown else ""))
     if any(line.get("other_data") and line["to_run"] and not line.get("left_out") for line in lines):
-        print("*: priced from the same model's runs on other data (another domain); "
-              "its cost scales with the size of this experiment's training data")
+        print("*: priced from the same model's runs on other data (another domain; with none here, the same "
+              "encoder's committed runs in the table); its cost scales with the size of this experiment's training data")
 
 
 def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:

@@ -497,3 +497,30 @@ def test_the_plan_marks_prices_read_off_other_data(monkeypatch):
     mr, baby = module.plan(plans, [], None)
     assert mr["per_run"] == baby["per_run"] == pytest.approx(60.0 * 10 / 3600)
     assert (mr["other_data"], baby["other_data"]) == (False, True)
+
+
+def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monkeypatch, tmp_path, capsys):
+    """Session 24: a fresh machine (no run folders) planning only the Amazon domains not yet run
+    priced nothing, though the table's committed CSV held 87 runs of the same encoders."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    header = "model,encoder,variant,dataset,metric,seed,run,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["BiLSTM,bilstm,,Baby,accuracy,1,s1-aaa,36.0,10,cpu,Intel Xeon",  # hardware: the processor's name
+            "BiLSTM,bilstm,,Baby,accuracy,2,s2-bbb,36.0,20,cpu,Intel Xeon",
+            "BiLSTM,bilstm,,Baby,accuracy,3,s3-ccc,6.0,10,cuda,NVIDIA H100",  # another kind of device: not a CPU price
+            "RCRN,rcrn,,Baby,accuracy,1,s1-ddd,360.0,10,cpu,Intel Xeon"]  # another encoder
+    (tmp_path / "t.csv").write_text(header + "\n".join(rows) + "\n")
+    committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    plans = [("rcrn_table1_electronics", compose_config(["experiment=rcrn_table1_electronics"]), ["bilstm", "3l_bilstm"])]
+    bilstm, deep = module.plan(plans, [], committed)
+    assert bilstm["per_run"] == pytest.approx((36.0 * 10 + 36.0 * 20) / 2 / 3600)
+    assert bilstm["other_data"] is True
+    assert deep["per_run"] is None  # no committed run of 3l_bilstm: still unknown, and said so
+    module.print_plan([bilstm, deep])
+    out = capsys.readouterr().out
+    assert "0.15*" in out and "no finished run on cpu to estimate 3l_bilstm from" in out
+    assert (None, None) == tuple(line["per_run"] for line in module.plan(plans, [], None))
