@@ -53,7 +53,8 @@ def cost_keys(cfg) -> tuple[str, str]:
     task's reader and files). Runs are priced from runs under the same second key, else under the
     same first (another Amazon domain of RCRN Table 1: the same model on other data, which --plan
     marks: the domains' training data differ up to 12-fold); never from another model: LSTM Table
-    2's Large 2-LSTM (hidden 360) was priced from the Baseline 2-LSTM's runs (hidden 120, a quarter of its cost) because both are `2l_lstm`."""
+    2's Large 2-LSTM (hidden 360) was priced from the Baseline 2-LSTM's runs (hidden 120, a quarter
+    of its cost) because both are `2l_lstm`."""
     parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("encoder", "embedding", "task", "trainer")}
     for k in UNPRICED_TRAINER_KEYS:
         parts["trainer"].pop(k, None)
@@ -300,8 +301,7 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
             total, jobs = protocol_jobs(experiment, base, enc, extra, committed)
             records = [(j, finished(experiment, j, extra, committed)) for j in jobs]
             done = [r for _, r in records if r]
-            spent = [report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], base.trainer.num_threads)
-                     for r in done if r.get("seconds_per_epoch") and r.get("epochs_run") and same_device(r, DEADLINE.device)]
+            spent = [h for h in (cpu_hours(r, base.trainer.num_threads) for r in done) if h is not None]
             keys = cost_keys_of(experiment, base, enc, extra)
             for key in keys:
                 costs.setdefault(key, []).extend(spent)
@@ -309,9 +309,10 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
                           "own": spent, "keys": keys, "left_out": str(base.table.not_run),
                           "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
                           "started": started_runs(experiment, [j for j, r in records if r is None], extra)})
+    fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
     for line in lines:
         model, data = line["keys"]
-        known = line["own"] or costs[data] or costs[model] or committed_costs(committed, line)
+        known = line["own"] or costs[data] or costs[model] or fallback[(line["encoder"], line["variant"], line["threads"])]
         line["per_run"] = sum(known) / len(known) if known else None
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
@@ -320,19 +321,26 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
     return lines
 
 
-def committed_costs(committed: evidence.CommittedEvidence | None, line: dict) -> list[float]:
-    """CPU hours of the table's committed runs of the line's encoder and variant on this kind of
-    device, one per run: the price of last resort. A fresh machine (no run folders) asked to plan
-    only experiments with no finished run would otherwise price nothing (session 24: the ten Amazon
+def cpu_hours(record: dict, threads: int) -> float | None:
+    """A finished run's CPU hours of training (a record or committed evidence's stand-in), or None
+    when it was made on another kind of device than ``DEADLINE.device`` or was not timed."""
+    if not (record.get("seconds_per_epoch") and record.get("epochs_run") and same_device(record, DEADLINE.device)):
+        return None
+    return report.run_cpu_hours(record["seconds_per_epoch"], record["epochs_run"], threads)
+
+
+def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tuple[str, str, int]]) -> dict:
+    """{(encoder, variant, threads): CPU hours of each of the table's committed runs of that encoder
+    and variant}: the price of last resort. A fresh machine (no run folders) asked to plan only
+    experiments with no finished run would otherwise price nothing (session 24: the ten Amazon
     domains, with the six done ones committed)."""
-    if committed is None:
-        return []
-    per_run = {}
-    for row in committed.rows:
-        if (row["encoder"], row.get("variant", "")) == (line["encoder"], line["variant"]) and same_device({"device": row.get("device", "")}, DEADLINE.device) \
-                and row.get("seconds_per_epoch") not in (None, "") and row.get("epochs_run") not in (None, ""):
-            per_run[row["run"]] = report.run_cpu_hours(row["seconds_per_epoch"], row["epochs_run"], line["threads"])
-    return list(per_run.values())
+    costs = {key: [] for key in wanted}
+    for (encoder, run), rows in (committed.by_run.items() if committed else []):
+        for key in wanted:
+            if key[:2] == (encoder, rows[0].get("variant", "")):
+                hours = cpu_hours(committed.record(encoder, run, 1.0), key[2])
+                costs[key] += [] if hours is None else [hours]
+    return costs
 
 
 def print_plan(lines: list[dict]) -> None:

@@ -505,11 +505,11 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     from rnnbench.compose import compose_config
 
     module = _module()
-    header = "model,encoder,variant,dataset,metric,seed,run,seconds_per_epoch,epochs_run,device,hardware\n"
-    rows = ["BiLSTM,bilstm,,Baby,accuracy,1,s1-aaa,36.0,10,cpu,Intel Xeon",  # hardware: the processor's name
-            "BiLSTM,bilstm,,Baby,accuracy,2,s2-bbb,36.0,20,cpu,Intel Xeon",
-            "BiLSTM,bilstm,,Baby,accuracy,3,s3-ccc,6.0,10,cuda,NVIDIA H100",  # another kind of device: not a CPU price
-            "RCRN,rcrn,,Baby,accuracy,1,s1-ddd,360.0,10,cpu,Intel Xeon"]  # another encoder
+    header = "model,encoder,variant,dataset,metric,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["BiLSTM,bilstm,,Baby,accuracy,1,s1-aaa,80.0,36.0,10,cpu,Intel Xeon",  # hardware: the processor's name
+            "BiLSTM,bilstm,,Baby,accuracy,2,s2-bbb,80.0,36.0,20,cpu,Intel Xeon",
+            "BiLSTM,bilstm,,Baby,accuracy,3,s3-ccc,80.0,6.0,10,cuda,NVIDIA H100",  # another kind of device: not a CPU price
+            "RCRN,rcrn,,Baby,accuracy,1,s1-ddd,80.0,360.0,10,cpu,Intel Xeon"]  # another encoder
     (tmp_path / "t.csv").write_text(header + "\n".join(rows) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
