@@ -145,3 +145,38 @@ def test_directions_meeting_at_the_top_run_the_whole_stack_each_way(residual):
 def test_directions_meet_refuses_an_unknown_value():
     with pytest.raises(ValueError, match="directions_meet"):
         LSTMEncoder(6, hidden_size=4, directions_meet="middle")
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_res_v2_states_have_the_same_scale_in_training_and_evaluation(bidirectional):
+    """Res-V2's lateral term adds the layer's clean input (as Res-V1 does), not the
+    dropped-out input the recurrence reads: with inverted dropout at 0.7 the dropped input is
+    scaled by 1/0.3, and adding it made the top final state's norm about 3x its eval value."""
+    torch.manual_seed(0)
+    x, mask = _batch([12, 9, 12, 7], size=16, seed=3)
+    enc = LSTMEncoder(16, hidden_size=16, num_layers=2, bidirectional=bidirectional, residual="v2",
+                      dropout=0.7, shared_weights=bidirectional, directions_meet="top" if bidirectional else "every_layer")
+    enc.eval()
+    with torch.no_grad():
+        eval_norm = enc(x, mask).states.norm(dim=-1)[mask].mean()
+        enc.train()
+        train_norm = torch.stack([enc(x, mask).states.norm(dim=-1)[mask].mean() for _ in range(20)]).mean()
+    assert 0.67 < (train_norm / eval_norm).item() < 1.5, (train_norm.item(), eval_norm.item())
+
+
+def test_res_v2_lateral_term_is_the_clean_input():
+    """The residual argument handed to the kernel is the layer's input before dropout."""
+    torch.manual_seed(0)
+    x, mask = _batch([5, 3], size=8)
+    enc = LSTMEncoder(8, hidden_size=8, num_layers=1, bidirectional=False, residual="v2", dropout=0.5)
+    enc.train()
+    seen = []
+    import rnnbench.encoders.lstm as lstm_module
+    real = lstm_module.residual_lstm
+    lstm_module.residual_lstm = lambda xin, r, *a, **k: (seen.append((xin, r)), real(xin, r, *a, **k))[1]
+    try:
+        enc(x, mask)
+    finally:
+        lstm_module.residual_lstm = real
+    (xin, r), = seen
+    assert torch.equal(r, x) and not torch.equal(xin, x)

@@ -100,3 +100,43 @@ def test_bad_options_are_one_line_config_errors():
 def test_options_compose_from_the_command_line():
     cfg = compose_config(["task=sst5", "encoder=2l_lstm", "task.head.readout=final", "task.head.hidden=0"])
     assert cfg.task.head.readout == "final" and cfg.task.head.hidden == 0 and cfg.encoder.num_layers == 2
+
+
+def test_embed_average_pooling_reads_the_word_vectors_the_encoder_read():
+    """The baseline paper (section 4): "the same dropout mask to the word vectors when passing
+    them to the RNN as when averaging them". In training mode with input dropout, the pooled
+    mean is the mean of the dropped-out vectors the first recurrent layer read, not of the
+    clean ones (which left the LSTM path unused: the MLP learned from clean inputs alone)."""
+    from rnnbench.heads.base import masked_mean
+
+    torch.manual_seed(0)
+    embedding = nn.Embedding(VOCAB, EMB, padding_idx=0)
+    for directions_meet in ("every_layer", "top"):
+        encoder = LSTMEncoder(EMB, hidden_size=5, num_layers=2, bidirectional=True, dropout=0.5,
+                              shared_weights=directions_meet == "top", directions_meet=directions_meet)
+        head = ClassifierHead(EMB, encoder.output_size, CLASSES, embed_avg_pool=True)
+        batch = collate(RAGGED, ["tokens"])
+        seen = {"rnn": [], "mlp": []}
+        encoder.layers[0].register_forward_pre_hook(lambda m, args, kwargs: seen["rnn"].append(args[0]), with_kwargs=True)
+        head.embed_avg[0].register_forward_pre_hook(lambda m, args: seen["mlp"].append(args[0]))
+        head.train(), encoder.train()
+        head(batch, embedding, encoder)
+        mask = batch["tokens_mask"]
+        clean = masked_mean(embedding(batch["tokens"]), mask)
+        torch.testing.assert_close(seen["mlp"][0], masked_mean(seen["rnn"][0], mask), rtol=0, atol=1e-6)
+        assert not torch.allclose(seen["mlp"][0], clean), "dropout must act on the averaged vectors in training"
+        if directions_meet == "top":
+            # The backward pass (shared weights: the same first layer, called again) reads the
+            # same dropped-out vectors, reversed within each sequence.
+            from rnnbench.encoders.base import lengths_of, reverse_padded
+            assert len(seen["rnn"]) == 2
+            torch.testing.assert_close(seen["rnn"][1], reverse_padded(seen["rnn"][0], lengths_of(mask)), rtol=0, atol=0)
+
+
+def test_the_fixed_options_move_to_a_new_component_version_and_the_rest_keep_theirs():
+    assert ClassifierHead.version_for({"embed_avg_pool": True}) == 2
+    assert ClassifierHead.version_for({"hidden": 0}) == 1
+    assert LSTMEncoder.version_for({"residual": "v2"}) == 3
+    assert LSTMEncoder.version_for({"directions_meet": "top", "dropout": 0.5, "bidirectional": True}) == 3
+    assert LSTMEncoder.version_for({"directions_meet": "top", "dropout": 0.0, "bidirectional": True}) == 2
+    assert LSTMEncoder.version_for({"residual": "v1", "dropout": 0.5}) == 2

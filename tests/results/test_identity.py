@@ -73,3 +73,15 @@ def test_a_multi_process_run_has_its_own_identity(tmp_path, monkeypatch):
     assert run_identity(_cfg(tmp_path)) == one
     monkeypatch.setenv("WORLD_SIZE", "2")
     assert run_identity(_cfg(tmp_path)) != one
+
+
+def test_a_fix_versioned_by_options_moves_only_the_runs_with_those_options(tmp_path):
+    """Embed average pooling and Res-V2 were fixed (one dropout mask; the clean lateral input):
+    runs with those options get the next component version, every other run keeps its own."""
+    _trec_data(tmp_path / "data")
+    plain = component_versions(_cfg(tmp_path))
+    pooled = component_versions(_cfg(tmp_path, "task.head.embed_avg_pool=true"))
+    v2 = component_versions(_cfg(tmp_path, "encoder.residual=v2", "encoder.bidirectional=false"))
+    assert plain["encoder"].endswith(f":{LSTMEncoder.version}") and plain["head"].endswith(":1")
+    assert pooled["head"].endswith(":2") and pooled["encoder"] == plain["encoder"]
+    assert v2["encoder"].endswith(f":{LSTMEncoder.version + 1}") and v2["head"] == plain["head"]

@@ -42,6 +42,11 @@ class EncoderOutput:
                      gates); None in eval and for encoders without decisions.
     policy_penalty:  [B] or None: a per-example cost of those decisions, subtracted from
                      the REINFORCE reward (FHE's sparsity penalty in its ``reward`` form).
+    inputs:          [B, T, input_size] or None: the word vectors as the encoder's first
+                     layer read them, after its input dropout (one mask). A head that also
+                     reads the word vectors (embed average pooling) reads these, so both
+                     paths see the same dropped-out vectors; None: the encoder reads its
+                     input unchanged.
     """
 
     states: torch.Tensor
@@ -50,13 +55,14 @@ class EncoderOutput:
     mask: torch.Tensor | None = None
     policy_log_prob: torch.Tensor | None = None
     policy_penalty: torch.Tensor | None = None
+    inputs: torch.Tensor | None = None
 
 
 def combine_outputs(outputs: list[EncoderOutput], primary: int = 0) -> EncoderOutput:
     """One EncoderOutput for a head that called the encoder several times in one batch.
 
     The rule, the same in every head:
-    - ``states`` and ``mask`` are those of ``outputs[primary]`` (the call the head calls
+    - ``states``, ``mask`` and ``inputs`` are those of ``outputs[primary]`` (the call the head calls
       its main sequence: the passage; nothing downstream of the head reads them);
     - ``aux_loss`` is the mean of the calls' terms (over the calls that returned one).
       Each term is already an average over its call's tokens or sequences, so a
@@ -92,6 +98,7 @@ def combine_outputs(outputs: list[EncoderOutput], primary: int = 0) -> EncoderOu
         aux_loss=torch.stack(aux).mean() if aux else None,
         stats={k: v / counts[k] for k, v in stats.items()},
         mask=first.mask,
+        inputs=first.inputs,
         policy_log_prob=torch.stack(log_probs).sum(0) if log_probs else None,
         policy_penalty=torch.stack(penalties).mean(0) if penalties else None,
     )

@@ -22,6 +22,14 @@ Options (config keys of conf/encoder/bilstm.yaml and 3l_bilstm.yaml):
                   already holds x_t, so the v1 sum is not added on top. Where the layer
                   input size differs from the hidden size, v2's lateral term uses a
                   learned linear projection of x_t: our choice, the paper's layers match.
+                  The lateral term adds the layer's input before dropout, as v1 does:
+                  the recurrence reads the dropped-out input, the residual the clean one,
+                  so the states have the same scale in training and in evaluation.
+
+Input dropout draws one mask for the word vectors: both directions read the same
+dropped-out vectors (as a bidirectional nn.LSTM layer does), and ``EncoderOutput.inputs``
+hands them to a head that averages them (the baseline paper, section 4: "the same dropout
+mask to the word vectors when passing them to the RNN as when averaging them").
 """
 from __future__ import annotations
 
@@ -90,29 +98,44 @@ class RecurrentLayer(nn.Module):
             nn.Linear(input_size, hidden_size, bias=False) if lateral and input_size != hidden_size else None
         )
 
-    def _one_direction(self, rnn, x, mask, lengths):
+    def _one_direction(self, rnn, x, clean, mask, lengths):
         if not self.lateral:
             return _run_padded(rnn, x, lengths)
-        r = self.lateral_proj(x) if self.lateral_proj is not None else x
+        r = self.lateral_proj(clean) if self.lateral_proj is not None else clean
         return residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0)
 
-    def forward(self, x, mask):
+    def forward(self, x, mask, clean=None):
+        """x: the layer's input as the recurrence reads it (after dropout); clean: the same
+        input before dropout, which the lateral residual (v2) adds (default: x)."""
+        clean = x if clean is None else clean
         lengths = lengths_of(mask)
         if not self.bidirectional or (self.rnn.bidirectional):
-            return self._one_direction(self.rnn, x, mask, lengths)
+            return self._one_direction(self.rnn, x, clean, mask, lengths)
         backward_rnn = self.rnn if self.shared_weights else self.rnn_backward
-        fwd = self._one_direction(self.rnn, x, mask, lengths)
-        bwd = reverse_padded(self._one_direction(backward_rnn, reverse_padded(x, lengths), mask, lengths), lengths)
-        return torch.cat([fwd, bwd], dim=-1)
+        fwd = self._one_direction(self.rnn, x, clean, mask, lengths)
+        bwd = self._one_direction(backward_rnn, reverse_padded(x, lengths), reverse_padded(clean, lengths), mask, lengths)
+        return torch.cat([fwd, reverse_padded(bwd, lengths)], dim=-1)
 
 
 class LSTMEncoder(Encoder):
     """Stacked (bi)directional LSTM/GRU encoder; see the module docstring for options."""
 
     # 2: residual=v2 no longer adds each layer's input twice (once in the recurrence, once
-    # more on the output). The version is per class, so it moves for every LSTMEncoder run,
+    # more on the output). The version is per class, so it moved for every LSTMEncoder run,
     # though only residual=v2 results changed.
+    # One more for the options ``version_for`` names (other runs keep their identity):
+    # residual=v2 adds the clean input on its lateral path; directions meeting at the top
+    # with input dropout read one mask for the word vectors in both directions.
     version = 2
+
+    @classmethod
+    def version_for(cls, options) -> int:
+        """The version of a run with these options: one past ``version`` where the fixes
+        named above change its numbers, ``version`` elsewhere (those runs are unchanged)."""
+        residual = options.get("residual", "none")
+        top = options.get("bidirectional", True) and options.get("directions_meet", "every_layer") == "top"
+        fixed = residual == "v2" or (top and float(options.get("dropout", 0.0) or 0.0) > 0)
+        return cls.version + 1 if fixed else cls.version
 
     def __init__(
         self,
@@ -155,19 +178,22 @@ class LSTMEncoder(Encoder):
         self.layers = stack()
         self.layers_backward = stack() if self.meet_at_top and not shared_weights else None
 
-    def _run_stack(self, layers, x, mask):
+    def _run_stack(self, layers, x, dropped_x, mask):
+        """x: the stack's input; dropped_x: x after the input dropout (drawn once by the caller)."""
         h = x
-        for layer in layers:
-            out = layer(self.dropout(h), mask)
+        for i, layer in enumerate(layers):
+            out = layer(dropped_x if i == 0 else self.dropout(h), mask, clean=h)
             if self.residual == "v1" and out.shape[-1] == h.shape[-1]:
                 out = out + h
             h = zero_padding(out, mask)
         return h
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
-        h = self._run_stack(self.layers, x, mask)
+        dropped_x = self.dropout(x)  # one mask for the word vectors (see the module docstring)
+        h = self._run_stack(self.layers, x, dropped_x, mask)
         if self.meet_at_top:
             lengths = lengths_of(mask)
-            backward = self._run_stack(self.layers if self.layers_backward is None else self.layers_backward, reverse_padded(x, lengths), mask)
+            layers = self.layers if self.layers_backward is None else self.layers_backward
+            backward = self._run_stack(layers, reverse_padded(x, lengths), reverse_padded(dropped_x, lengths), mask)
             h = torch.cat([h, reverse_padded(backward, lengths)], dim=-1)
-        return EncoderOutput(states=h)
+        return EncoderOutput(states=h, inputs=dropped_x)

@@ -17,7 +17,8 @@ Options:
   dropout         on the features (the input of the dense layer, or of the projection when
                   ``hidden`` is 0) and on the dense layer's output.
   embed_avg_pool  the LSTM baseline paper's embed average pooling: the mean of the word
-                  vectors (after the embedding dropout the encoder sees) through a
+                  vectors (after the input dropout the encoder applies, with the same
+                  mask: ``EncoderOutput.inputs``) through a
                   one-hidden-layer MLP (``embed_avg_hidden``: 300, 300), concatenated to the
                   readout before the projection.
 """
@@ -48,6 +49,13 @@ def final_states(states: torch.Tensor, mask: torch.Tensor, bidirectional: bool) 
 
 
 class ClassifierHead(Head):
+    @classmethod
+    def version_for(cls, options) -> int:
+        """One past ``version`` with embed average pooling, which now averages the encoder's
+        dropped-out word vectors (one dropout mask, as the paper says) instead of the clean
+        ones; ``version`` elsewhere (those runs are unchanged)."""
+        return cls.version + 1 if options.get("embed_avg_pool", False) else cls.version
+
     def __init__(
         self,
         embedding_dim: int,
@@ -96,7 +104,9 @@ class ClassifierHead(Head):
             # gate sequence may have none open, which would leave nothing to pool).
             pooled = [POOLERS[p](enc.states, mask) for p in self.pooling]
         if self.embed_avg is not None:
-            pooled.append(self.embed_avg(masked_mean(x, mask)))
+            # The word vectors as the encoder read them: the same dropout mask on both paths.
+            words = enc.inputs if enc.inputs is not None else x
+            pooled.append(self.embed_avg(masked_mean(words, mask)))
         features = self.dropout(torch.cat(pooled, dim=-1))
         if self.dense is not None:
             features = self.dropout(self.dense(features))

@@ -91,8 +91,18 @@ def component_versions(cfg: DictConfig) -> dict[str, str]:
             node = node.get(key) if node is not None else None
         target = node.get("_target_") if node is not None else None
         if target:
-            out[name] = f"{target}:{getattr(get_class(target), 'version', 1)}"
+            out[name] = f"{target}:{_version(get_class(target), node)}"
     return out
+
+
+def _version(cls, node) -> int:
+    """A component's version for these options: ``version_for(options)`` where the class
+    versions a fix by the options it changes (the other runs keep their identity), else
+    its ``version``."""
+    version_for = getattr(cls, "version_for", None)
+    if version_for is None:
+        return getattr(cls, "version", 1)
+    return version_for(OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node))
 
 
 def _digest_key(path: Path) -> str:
