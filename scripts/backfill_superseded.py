@@ -1,6 +1,6 @@
 """Recover a table's superseded runs from the git history of its evidence CSV.
 
-Until session 9, a run dropped from a table (its config changed) left only the git history
+Until commit a3e97b7 (2026-11-25), a run dropped from a table (its config changed) left only the git history
 of ``results/<table>.csv``; since then ``make_table.py`` moves such rows to
 ``results/<table>.superseded.csv``. This script fills that file for the runs dropped before:
 every run found in an earlier committed version of the CSV and absent from the current one,

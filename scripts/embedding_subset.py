@@ -1,5 +1,5 @@
 """A GloVe file cut to the words some experiments need, for a machine the full file cannot reach
-(the GPU machines lent here take at most 64 MiB with the checkout; GloVe 6B 50d is 65 MiB gzipped).
+(some GPU machines take at most 64 MiB with the checkout; GloVe 6B 50d is 65 MiB gzipped).
 
     python scripts/embedding_subset.py build SUBSET.txt.gz rcrn_table4 lstm_odyssey_table2_baseline
     python scripts/embedding_subset.py register SUBSET.txt.gz       # there, once the file sits at embedding.path

@@ -5,7 +5,7 @@ per process and shared by its encoders (its pairs form one xdist group, so they 
 one worker). Tasks reading the data folder (files, a hub copy's fallback or GloVe) use
 RNNBENCH_DATA, are marked realdata, and skip, saying so, only when it is absent.
 Datasets that are not in the development data folder at all (SearchQA, text8,
-NarrativeQA's questions, MS MARCO's passages: see the README's Tasks table)
+NarrativeQA's questions, MS MARCO's passages: see docs/tasks.md)
 run on tiny files in their original format under tests/fixtures/data.
 A task whose head needs a causal encoder (language models) must refuse every
 bidirectional encoder with a ConfigError.

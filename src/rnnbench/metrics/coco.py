@@ -18,7 +18,7 @@ and ROUGE-L read the tokens. Both PTBTokenizer and METEOR run in Java.
   of a dev set scored every epoch, tokenise once.
 - ``meteor_scorer()``: pycocoevalcap's ``Meteor`` (METEOR 1.5, ``-l en -norm``),
   started once per process and kept: the JVM loads its paraphrase table for
-  about 20 s on this machine, which per call would dominate every evaluation.
+  about 20 s on a 2-core CPU, which per call would dominate every evaluation.
 
 ``java_available()`` says whether a working ``java`` is on PATH;
 ``RNNBENCH_NO_JAVA=1`` makes it say no (to use or test the Python fallbacks).

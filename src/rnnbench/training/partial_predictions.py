@@ -2,8 +2,8 @@
 
 The test pass of a Monte Carlo dropout run predicts every test example once per sample: the
 LSTM baseline paper's 60 samples over IMDb's 25,000 test reviews take hours on one CPU
-thread, longer than what is left of a session once training ends. Without this, Ctrl-C or a
-session's end during that pass threw all of it away.
+thread, longer than a worker may be left to run once training ends. Without this, Ctrl-C or a
+stopped worker during that pass threw all of it away.
 
 ``PredictionProgress`` is handed to ``evaluate.predict``: after each batch it saves (at most
 every ``save_every_s`` seconds, and at once when Ctrl-C or SIGTERM was received) the
