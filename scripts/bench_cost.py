@@ -307,7 +307,7 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
         lines.append("")
     lines += ["## Seconds per epoch: ours (estimated) beside the paper's", "",
               f"Ours: the median training step × {STEPS_PER_EPOCH} steps (an IMDb epoch: {IMDB_EXAMPLES:,} reviews at batch "
-              f"{BATCH}), and the median inference batch × {STEPS_PER_EPOCH} batches, on this machine; data loading excluded. "
+              f"{BATCH}), and the median inference batch × {STEPS_PER_EPOCH} batches, on the machine this table names; data loading excluded. "
               "The paper's: a GTX 1070 GPU.", "",
               "| row | phase | " + " | ".join(f"len {n}" for n in lengths) + " |", "|---|---|" + "---:|" * len(lengths)]
     for phase in (TRAIN, INFER):
