@@ -54,7 +54,7 @@ def test_defaults_are_the_complete_data_and_the_partial_variant_differs_only_in_
 
 
 def _partial_copy(task: str, root: Path) -> Path:
-    """The fixture files less those this machine's partial copy lacks."""
+    """The fixture files less those the partial copies lack."""
     _, _, lacking = FULL_AND_PARTIAL[task]
     shutil.copytree(FIXTURE_DATA / task, root / task)
     for name in lacking:

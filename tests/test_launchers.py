@@ -1,5 +1,5 @@
 """Cluster launchers: the SLURM preset's sbatch script, and a sweep through submitit's local
-launcher (the SLURM launcher's submission path on this machine) whose pre-empted job is
+launcher (the SLURM launcher's submission path on the local machine) whose pre-empted job is
 requeued and resumes its run from last.pt."""
 from __future__ import annotations
 

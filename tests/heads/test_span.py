@@ -145,7 +145,7 @@ def test_bad_options():
 def test_learns_a_span_copy_task():
     """Synthetic: the question is a word that occurs once in the passage; the answer is the two words after it.
     A random span of at most 3 words out of 6-10 is right about once in 20; the head learns the task in
-    about 40 steps (1.0 exact-span accuracy on held-out examples at step 40 on this machine)."""
+    about 40 steps (1.0 exact-span accuracy on held-out examples at step 40 on a 2-core CPU)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model: threads only add overhead on a shared machine
     try:

@@ -61,7 +61,7 @@ def test_evaluated_columns_score_the_reported_checkpoints_without_training_again
 
 
 def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_path, capsys):
-    """A later session has the committed CSV but not the runs: committed runs are not trained
+    """A later checkout has the committed CSV but not the runs: committed runs are not trained
     again, new seeds are added beside them, and evidence of another config is dropped (said so)."""
     import shutil
 
@@ -119,7 +119,7 @@ def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_
 
 @pytest.mark.slow  # five smoke training runs
 def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_runs(tmp_path, capsys):
-    """LSTM-baseline Table 1 in session 15: a rate joined the grid; until its selection runs
+    """LSTM-baseline Table 1 at commit cdad262: a rate joined the grid; until its selection runs
     finish, no rate is chosen, and the finals already run must stay in the evidence (they may be
     chosen again), not move to the superseded-runs file."""
     import shutil
@@ -133,7 +133,7 @@ def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_ru
     rows = csv.read_text().splitlines()
     finals = [r for r in rows if ",final," in r]
     assert len(rows) == 1 + 3 * 2 and len(finals) == 2 and all(",final,yes," in r for r in finals)
-    shutil.rmtree(tmp_path / "runs")  # a later session: the committed CSV only
+    shutil.rmtree(tmp_path / "runs")  # a fresh checkout: the committed CSV only
     capsys.readouterr()
 
     wider = [*base, "--set", "table.protocol.lr_grid=[3e-3,1e-3,3e-4]"]
@@ -193,7 +193,7 @@ def test_until_starts_only_runs_expected_to_end_in_time():
 
 
 def test_until_prices_runs_only_from_runs_on_the_same_kind_of_device():
-    """RCRN Table 4: its 3l_bilstm runs on a lent GPU took 4 minutes; one here takes an hour."""
+    """RCRN Table 4: its 3l_bilstm runs on a borrowed GPU took 4 minutes; one here takes an hour."""
     import time
 
     module = _module()
@@ -370,7 +370,7 @@ def test_the_plan_total_says_which_runs_it_prices(capsys):
 
 
 def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_from_this_device(monkeypatch, capsys):
-    """RCRN Table 4 (one rate): 3l_bilstm seeds 3-4 had finished on a lent GPU before seeds 1-2 (its
+    """RCRN Table 4 (one rate): 3l_bilstm seeds 3-4 had finished on a borrowed GPU before seeds 1-2 (its
     selection seeds) ran; the plan counted 0 of 5 and, once priced, would have priced CPU runs at GPU speed."""
     from rnnbench.compose import compose_config
 
@@ -500,7 +500,7 @@ def test_the_plan_marks_prices_read_off_other_data(monkeypatch):
 
 
 def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monkeypatch, tmp_path, capsys):
-    """Session 24: a fresh machine (no run folders) planning only the Amazon domains not yet run
+    """A fresh machine (no run folders) planning only the Amazon domains not yet run
     priced nothing, though the table's committed CSV held 87 runs of the same encoders."""
     from rnnbench.compose import compose_config
 

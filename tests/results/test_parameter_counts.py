@@ -101,7 +101,7 @@ def test_counts_made_on_uncommitted_code_take_the_commit_once_it_is_committed(tm
 
 
 def test_a_size_claim_is_decided_even_where_the_tables_data_is_missing():
-    """DCU Table 2 (SearchQA, not on this machine): its footnote's size claim needs no data."""
+    """DCU Table 2 (SearchQA, not in the data folder): its footnote's size claim needs no data."""
     table_claims = claims.load_claims("dcu_table2")
     sizes = {"bilstm": (542_400, "dcu_table2_150d"), "lstm1": (722_400, "dcu_table2")}
     lines = ledger._claim_lines("dcu_table2", table_claims, [], [], stats.DATA_MISSING, set(), Counter(), sizes)

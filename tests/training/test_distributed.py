@@ -30,7 +30,7 @@ def _torchrun(args: list[str], **kwargs):
 
 
 def _kill_tree(pid: int) -> None:
-    """SIGKILL a process and all its descendants (torchrun starts its workers in sessions of their own)."""
+    """SIGKILL a process and all its descendants (torchrun's workers may start process groups of their own)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:

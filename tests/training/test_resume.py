@@ -70,7 +70,7 @@ def test_sigkill_mid_epoch_then_resume_matches_uninterrupted(tmp_path):
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_saves_a_checkpoint_says_how_to_resume_and_resumes_exactly(tmp_path, stop):
-    """SIGTERM is what a session's end, `kill` or `timeout` send: it must save as Ctrl-C does."""
+    """SIGTERM is what a machine shutting down, `kill` or `timeout` send: it must save as Ctrl-C does."""
     args = ARGS[:]
     args[args.index("trainer.epochs=2")] = "trainer.epochs=1"
     clean = run_train_py(args + [f"paths.runs_dir={tmp_path / 'clean'}"])
