@@ -9,8 +9,8 @@ Several experiments may fill one table (its columns or variants: `table.columns`
 Two copies started side by side share the work (each skips the runs the other holds).
 Finished runs are skipped and interrupted ones resume, so the command can be
 stopped and started again at will. `--until HH:MM` starts a run only if it is
-expected to end by then (a session's end: a run cut off there is lost work). Runs whose evidence is already committed in
-results/<table>.csv count as finished too, so a campaign goes on in a later session
+expected to end by then (when the machine will be stopped: a run cut off there is lost work). Runs whose evidence is already committed in
+results/<table>.csv count as finished too, so a campaign goes on later
 (or on another machine) without the run folders. Encoders without a config yet are listed in
 the table as "not built yet".
 """
@@ -85,7 +85,7 @@ class Deadline:
     plus its test pass), else the longest of any in the table, times ``MARGIN`` for the dev passes
     and a busier machine. The first run starts. Its methods take ``cost_keys`` (or one string).
     Only runs made on this process's kind of device count (``device``, "cpu" or "cuda"; None:
-    every run): a table filled partly on a lent GPU would otherwise price a CPU run at a GPU
+    every run): a table filled partly on a borrowed GPU would otherwise price a CPU run at a GPU
     run's minutes (RCRN Table 4: a 4-minute GPU run of 3l_bilstm takes an hour here)."""
 
     MARGIN = 1.5
@@ -132,14 +132,14 @@ def _as_keys(keys) -> tuple[str, ...]:
 
 
 def device_kind(setting) -> str:
-    """"cuda" or "cpu": where a run with ``trainer.device`` = ``setting`` trains on this machine."""
+    """"cuda" or "cpu": where a run with ``trainer.device`` = ``setting`` trains on the machine running this process."""
     import torch
 
     return "cuda" if str(setting) == "cuda" or (str(setting) == "auto" and torch.cuda.is_available()) else "cpu"
 
 
 def parse_until(text: str) -> float:
-    """``HH:MM`` (today, this machine's clock; tomorrow if already past) as epoch seconds."""
+    """``HH:MM`` (today, by the local clock; tomorrow if already past) as epoch seconds."""
     try:
         hour, minute = (int(part) for part in text.split(":"))
         at = datetime.datetime.now().replace(hour=hour, minute=minute, second=0, microsecond=0)
@@ -256,7 +256,7 @@ def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvi
 
 def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
     """The sweep's encoders in two groups, the paper's own rows, then our extra baselines: a
-    group's runs all come before the next group's, so that when a session ends before the
+    group's runs all come before the next group's, so that when the work stops before the
     table is complete, what it did run is what the claims need."""
     table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
     in_paper = {row.get("encoder") for row in table.get("rows", [])}
@@ -332,7 +332,7 @@ def cpu_hours(record: dict, threads: int) -> float | None:
 def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tuple[str, str, int]]) -> dict:
     """{(encoder, variant, threads): CPU hours of each of the table's committed runs of that encoder
     and variant}: the price of last resort. A fresh machine (no run folders) asked to plan only
-    experiments with no finished run would otherwise price nothing (session 24: the ten Amazon
+    experiments with no finished run would otherwise price nothing (RCRN Table 1's ten larger Amazon
     domains, with the six done ones committed)."""
     costs = {key: [] for key in wanted}
     for (encoder, run), rows in (committed.by_run.items() if committed else []):
@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
     parser.add_argument("--plan", action="store_true",
                         help="run nothing: list the protocol's runs finished and to run, with their CPU hours estimated")
-    parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then (e.g. a session's end)")
+    parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then (e.g. when the machine will be stopped)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
     args = parser.parse_args(argv)

@@ -115,7 +115,7 @@ class LoggerConf:
 
 @dataclass
 class ProtocolConf:
-    """How a table's sweep compares encoders (``make table-...`` applies it; README "Comparison protocol").
+    """How a table's sweep compares encoders (``make table-...`` applies it; docs/comparing.md).
 
     Every encoder gets the same budget: its learning rate is chosen from ``lr_grid`` on the
     mean dev score of the first ``select_seeds`` seeds (test is never looked at), then the

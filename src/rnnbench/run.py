@@ -2,7 +2,7 @@
 
 This is what `python train.py ...` calls, once per job of a sweep.
 
-Guarantees (README "Runs, resuming, records and errors"): the config is validated before
+Guarantees (docs/runs.md, "What is guaranteed"): the config is validated before
 any work starts; a run is marked ``done`` and indexed only when it produced a record; a
 failed run leaves no temporary file and no folder holding only its lock; a full disk is
 one line; Ctrl-C saves a checkpoint at the end of the current batch and says how to resume.

@@ -9,7 +9,7 @@ that the tests run on small local files in the hub copy's layout (tests/fixtures
 Script-based hub datasets no longer load with ``datasets`` (4.0 removed loading
 scripts), so every copy used here is in a data-file format: a parquet repository, the
 parquet export the hub made of a script dataset (``revision="refs/convert/parquet"``),
-or the original distribution files that a hub repository hosts. The README's "Datasets
+or the original distribution files that a hub repository hosts. docs/tasks.md's "Datasets
 and hub copies" table lists them with their differences from the original files.
 """
 from __future__ import annotations

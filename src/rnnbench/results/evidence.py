@@ -192,8 +192,8 @@ def read_parameter_counts(path: Path) -> dict[str, tuple[int, str]]:
 
 
 class CommittedEvidence:
-    """A table's committed evidence, looked up by run: what lets a campaign go on in another
-    session (or on another machine) without the run folders. A run whose rows are committed
+    """A table's committed evidence, looked up by run: what lets a campaign go on later
+    (or on another machine) without the run folders. A run whose rows are committed
     counts as finished: it is not trained again, its dev score takes part in the learning-rate
     choice, and its rows (with their per-item scores) are carried into the regenerated table.
     Runs are matched by encoder and run folder name, which holds the run's identity hash
