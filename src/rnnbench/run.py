@@ -17,7 +17,8 @@ from omegaconf import DictConfig
 from rnnbench.config import validate
 from rnnbench.errors import DiskFullError, OutputNotWritable, RunInProgress, RunInterrupted
 from rnnbench.results.identity import run_dir as run_dir_of
-from rnnbench.results.records import DONE, RECORD, ensure_indexed, is_disk_full, read_record, remove_temporaries, write_json_atomic
+from rnnbench.results.records import (DONE, RECORD, ensure_indexed, is_disk_full, is_partial, read_record, remove_temporaries,
+                                      smoke_line, write_json_atomic)
 from rnnbench.training import checkpoint, distributed
 from rnnbench.training.loop import fit
 
@@ -89,6 +90,9 @@ def _train_outcome(cfg: DictConfig, say=say_flushed, before_training=lambda: Non
     record = read_record(run_dir, index=index_of(cfg), allow_smoke=True, say=say)
     if record is not None:
         say(f"already done: {run_dir} (test {record['test']})")
+        _say_not_logged(cfg, record, run_dir, say)
+        if is_partial(record):
+            say(smoke_line(record))
         return "done", record
     runs_dir = Path(cfg.paths.runs_dir)
     try:
@@ -123,7 +127,18 @@ def _train_outcome(cfg: DictConfig, say=say_flushed, before_training=lambda: Non
         lock.release()
     # After `done`: a crash here loses nothing (read_record appends a finished run missing from the index).
     ensure_indexed(index_of(cfg), record)  # never twice: a redone damaged record keeps one line
+    if is_partial(record):
+        say(smoke_line(record))  # the last line: a smoke run's score is no result
     return "ran", record
+
+
+def _say_not_logged(cfg: DictConfig, record: dict, run_dir: Path, say) -> None:
+    """A finished run relaunched with another logger trains nothing, so that logger gets nothing: say so."""
+    wanted = str(cfg.logger.kind)
+    used = str(((record.get("config") or {}).get("logger") or {}).get("kind", "none"))
+    if wanted not in ("none", used):
+        say(f"nothing was logged to logger={wanted}: the run finished earlier with logger={used}; its metrics are in "
+            f"{run_dir / RECORD} (remove the run folder to train it again with logger={wanted})")
 
 
 def train(cfg: DictConfig, say=say_flushed) -> dict:

@@ -91,3 +91,34 @@ def test_unknown_logger_kind_is_refused(tmp_path):
 
 def test_scalars_keep_numbers_only():
     assert loggers._scalars({"a": 1, "b": 2.5, "c": True, "d": "x", "e": None}) == {"a": 1.0, "b": 2.5}
+
+
+def test_tensorboard_gets_the_hyperparameters_and_the_final_metrics(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    cfg = smoke_config(tmp_path, *SMALL, "logger=tensorboard", "trainer.lr=0.004")
+    rec = train(cfg, say=_quiet)
+    events = EventAccumulator(str(rec["run_dir"]))
+    events.Reload()
+    content = events.PluginTagToContent("hparams")
+
+    def plugin_data(tag):
+        data = plugin_data_pb2.HParamsPluginData()
+        data.ParseFromString(content[tag])
+        return data
+
+    hparams = plugin_data("_hparams_/session_start_info").session_start_info.hparams
+    assert hparams["trainer.lr"].number_value == pytest.approx(0.004)
+    assert hparams["encoder.name"].string_value == "bilstm" and hparams["task.name"].string_value == "picking"
+    assert hparams["encoder.hidden_size"].number_value == 16 and not any(k.startswith("paths.") for k in hparams)
+    metrics = [m.name.tag for m in plugin_data("_hparams_/experiment").experiment.metric_infos]
+    assert metrics == ["test_accuracy"]  # read by the HParams view from the scalar of the same tag
+    assert events.Scalars("test_accuracy")[0].value == pytest.approx(rec["test"]["accuracy"], rel=1e-6)
+
+
+def test_hyperparameters_are_flat_plain_values():
+    cfg = OmegaConf.create({"encoder": {"name": "rcrn", "layers": [1, 2], "dropout": None}, "trainer": {"lr": 0.1, "progress": True},
+                            "paths": {"runs_dir": "runs"}, "seed": 3})
+    assert loggers.hyperparameters(cfg) == {"encoder.name": "rcrn", "encoder.layers": "[1, 2]", "encoder.dropout": "None",
+                                            "trainer.lr": 0.1, "trainer.progress": True, "seed": 3}

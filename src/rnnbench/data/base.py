@@ -39,6 +39,7 @@ class Reader:
     hub_id: str | None = None
     label_names: list[str] = []
     raw_fields: tuple[str, ...] = ()  # lists of strings that are not text to encode (reference answers)
+    inputs: tuple[str, ...] = ()  # fields besides the texts that the model reads (picking's question); predict asks for them
     version: int = 1  # bump when a change alters the records read (part of the run identity)
 
     def options(self) -> dict:
@@ -54,31 +55,66 @@ class Reader:
     def input_paths(self, root: Path) -> list[Path]:
         return [root / f for f in self.files]
 
+    def tokenize(self, text: str) -> list[str]:
+        """Raw text as this reader's records hold it (``rnnbench predict`` on new text): the
+        Treebank tokens every word-level reader here gives, or the corpus' own tokens are."""
+        from rnnbench.data.tokenize import treebank_tokenize
+
+        return treebank_tokenize(text)
+
+    def missing_inputs(self, root: Path) -> list[Path]:
+        return [p for p in self.input_paths(root) if not p.exists()]
+
+    def check_available(self, data_dir: str | Path) -> None:
+        """Raise the missing-dataset error now when the files are absent and no hub copy will be
+        tried, before any slow work (importing ``datasets``, cache locks, a download)."""
+        root = Path(data_dir)
+        missing = self.missing_inputs(root)
+        note = hub_note(self, root) if missing else ""
+        if note:
+            raise missing_dataset_error(self, root, missing, note)
+
     def load(self, data_dir: str | Path) -> Splits:
         """Read from the original files, else from the hub, else raise a clear error."""
         root = Path(data_dir)
-        missing = [p for p in self.input_paths(root) if not p.exists()]
+        missing = self.missing_inputs(root)
         if not missing:
             try:
                 return self.read_files(root)
             except DAMAGED_ARCHIVE_ERRORS as exc:
                 raise damaged_input_error(self.input_paths(root), exc, self.source) from None
-        hub_note = try_hub_note(self)
-        if self.hub_id and not hub_note:
+        note = hub_note(self, root)
+        if not note:
             try:
                 return self.read_hub()
             except Exception as exc:  # noqa: BLE001 - any hub failure means "not available"
-                hub_note = f"the hub copy {self.hub_id!r} failed too ({type(exc).__name__})"
-        raise DatasetMissingError(self.name, [str(p.relative_to(root)) for p in missing], root, self.source, hub_note)
+                note = f"the hub copy {self.hub_id!r} failed too ({type(exc).__name__})"
+        raise missing_dataset_error(self, root, missing, note)
 
 
-def try_hub_note(reader: Reader) -> str:
-    """Why the hub will not be tried ('' when it will)."""
+def missing_dataset_error(reader: Reader, root: Path, missing: list[Path], note: str) -> DatasetMissingError:
+    expected = []
+    for path in missing:
+        try:
+            expected.append(str(path.relative_to(root)))
+        except ValueError:
+            expected.append(str(path))
+    searched = root if root.is_dir() else f"{root}, a folder that does not exist,"
+    return DatasetMissingError(reader.name, expected, searched, reader.source, note)
+
+
+def hub_note(reader: Reader, root: Path) -> str:
+    """Why the hub copy will not be tried ('' when it will). Checked before any download: a
+    data folder named by RNNBENCH_DATA that does not exist is a wrong path, not a request to
+    download; offline (hub.offline_reason) a download would only retry for half a minute."""
+    from rnnbench.data import hub
+
     if not reader.hub_id:
         return "no hub copy is known"
-    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
-        return f"hub copy {reader.hub_id!r} not tried (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE set)"
-    return ""
+    if os.environ.get("RNNBENCH_DATA") and not root.is_dir():
+        return f"hub copy {reader.hub_id!r} not tried (RNNBENCH_DATA names a folder that does not exist: check the path)"
+    reason = hub.offline_reason()
+    return f"hub copy {reader.hub_id!r} not tried ({reason})" if reason else ""
 
 
 def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:

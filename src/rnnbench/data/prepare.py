@@ -59,6 +59,7 @@ def _cache_key(reader: Reader, data_dir: Path) -> str:
 def load_splits(reader: Reader, data_dir: str | Path, cache_dir: str | Path) -> Splits:
     """Reader output, cached as Arrow datasets for file-based readers."""
     data_dir = Path(data_dir)
+    reader.check_available(data_dir)  # a missing dataset fails here, before the imports and locks below
     if not reader.input_paths(data_dir):  # generated data (picking): nothing to cache (IMDb lists its files by layout)
         return reader.load(data_dir)
     import datasets

@@ -160,6 +160,30 @@ def is_partial(record: dict) -> bool:
     return bool(record.get("smoke"))
 
 
+def smoke_line(record: dict) -> str:
+    """What a smoke run says last: its test score covers part of the test split, so it is no result."""
+    scored = record.get("test_examples_scored")
+    total = (record.get("data") or {}).get("test")
+    limit = ((record.get("config") or {}).get("trainer") or {}).get("max_eval_batches")
+    return (f"smoke run: test scored on {scored} of {total} examples (trainer.max_eval_batches={limit}): "
+            "a check that the config runs end to end, not a result (tables refuse it)")
+
+
+def index_entries(index: Path) -> list[dict]:
+    """The runs index's lines as dicts, in order (an unreadable line, a torn write, is skipped)."""
+    if not index.exists():
+        return []
+    entries = []
+    for line in index.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
+
+
 def read_record(run_dir: Path, index: Path | None = None, allow_smoke: bool = False, say=_warn) -> dict | None:
     """The record of a finished run, else None.
 
