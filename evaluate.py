@@ -14,7 +14,7 @@ encoder, embedding and head keys are refused (they would describe another model)
 Writes ``eval-<split>-<hash of the overrides>.json`` (metrics, the run's own recorded
 scores of that split beside them, the config used) and ``.predictions.jsonl`` in the run
 folder; the run's own files are never touched. A bad input is one line on stderr
-(``error: ...``) and exit status 2.
+(``error: ...``) and exit status 2. The same as ``rnnbench evaluate RUN [--split S] [overrides]``.
 """
 from __future__ import annotations
 
@@ -34,25 +34,13 @@ def main(argv: list[str] | None = None) -> int:
             split = arg.partition("=")[2]
         else:
             overrides.append(arg)
-    from rnnbench.errors import RnnbenchError
-
     if not run:
         print("error: give the run folder: python evaluate.py run=runs/<task>/<encoder>/s<seed>-<identity> [split=test] [overrides]",
               file=sys.stderr)
         return 2
-    from rnnbench.inference import evaluate_run
+    from rnnbench.commands.evaluate import evaluate_and_report
 
-    try:
-        evaluation, path = evaluate_run(run, split, overrides)
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
-        return exc.exit_code
-    scores = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in evaluation["metrics"].items())
-    recorded = evaluation.get("recorded")
-    print(f"{split}: {scores} ({evaluation['examples_scored']} examples)"
-          + (f"; recorded by the run: {recorded}" if recorded and not evaluation["overrides"] else ""))
-    print(f"wrote {path} and {evaluation['predictions']}")
-    return 0
+    return evaluate_and_report(run, split, overrides)
 
 
 if __name__ == "__main__":

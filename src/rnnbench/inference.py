@@ -4,7 +4,9 @@
   self-contained: the weights, the resolved config (a plain dict), the vocabulary (its
   ``itos`` list, lower-casing and the text fields it numericalises) and the label names.
 - ``load(run_folder, device="cpu")`` (also ``rnnbench.load``): a ``LoadedRun`` with the
-  model in eval mode, its vocabulary, config and label names, and ``predict(records)``.
+  model in eval mode, its vocabulary, config and label names, and ``predict(inputs)``: raw
+  text tokenised with the task's own tokenizer, label names or probabilities
+  (``rnnbench predict``).
 - ``evaluate_run(run_folder, split, overrides)`` (``python evaluate.py``): re-scores the
   run's best checkpoint on a split, with reader settings (``task.reader.*``) and evaluation
   settings (``trainer.mc_dropout_samples``, ...) changed, without training. It writes
@@ -22,6 +24,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -199,6 +202,14 @@ def _build(saved: _Saved, device: torch.device | str):
 
 # --- rnnbench.load ---------------------------------------------------------------------
 
+class PredictInputError(ConfigError):
+    """An input ``predict`` cannot score: empty text, a field the model does not read, a label it does not know."""
+
+
+class NoClassProbabilities(PredictInputError):
+    """``probabilities=True`` for a head that gives a score (a ranking head), not class scores."""
+
+
 @dataclass
 class LoadedRun:
     """A trained model ready for inference (``rnnbench.load``)."""
@@ -212,22 +223,85 @@ class LoadedRun:
     run_dir: Path
     checkpoint: str
 
+    @cached_property
+    def reader(self):
+        """The task's reader, built from the run's config (no file is read): its tokenizer and inputs."""
+        from rnnbench.data.prepare import build_reader
+
+        return build_reader(self.config.task.reader)
+
+    @property
+    def task(self) -> str:
+        return str(self.config.task.name)
+
+    def tokenize(self, text: str) -> list[str]:
+        """``text`` in the task's own tokens (``Reader.tokenize``: Treebank words for the word-level tasks)."""
+        return self.reader.tokenize(text)
+
+    def record_of(self, given: str | dict) -> dict:
+        """A record shaped like the task reader's from a raw string (a one-text task) or a dict whose
+        text fields are strings (tokenised here) or token lists; refuses what the model cannot score."""
+        if isinstance(given, str):
+            if len(self.fields) != 1:
+                raise PredictInputError(f"predict: task {self.task} reads {len(self.fields)} texts ({', '.join(self.fields)}); "
+                                        f"give a dict with one text per field, e.g. {{{', '.join(repr(f) + ': ...' for f in self.fields)}}}")
+            given = {self.fields[0]: given}
+        if not isinstance(given, dict):
+            raise PredictInputError(f"predict: an input is a string or a dict of fields, not {type(given).__name__}")
+        record = dict(given)
+        for name in self.fields:
+            if name not in record:
+                raise PredictInputError(f"predict: the inputs lack the text field {name!r}; task {self.task} reads "
+                                        f"{', '.join(self.fields)}")
+            value = record[name]
+            tokens = self.tokenize(value) if isinstance(value, str) else value
+            if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+                raise PredictInputError(f"predict: field {name!r} must be a string or a list of tokens, not {type(value).__name__}")
+            if not tokens:
+                raise PredictInputError(f"predict: field {name!r} is empty; give some text to classify")
+            record[name] = list(tokens)
+        for name in getattr(self.reader, "inputs", ()):
+            value = record.get(name)
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = record[name] = int(value)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise PredictInputError(f"predict: task {self.task} also needs {name!r}, a whole number "
+                                        f"(rnnbench predict RUN TEXT --field {name}=3){'' if value is None else f'; got {value!r}'}")
+        if self.label_names:
+            record["label"] = self._label_id(record.get("label", 0))
+        return record
+
+    def _label_id(self, label) -> int:
+        """A gold label given with the input (it does not change the prediction) as the head's class id."""
+        if isinstance(label, str):
+            if label not in self.label_names:
+                raise PredictInputError(f"predict: label {label!r} is not one of task {self.task}'s labels "
+                                        f"({', '.join(self.label_names[:12])}{', ...' if len(self.label_names) > 12 else ''})")
+            return self.label_names.index(label)
+        if isinstance(label, int) and 0 <= label < len(self.label_names):
+            return label
+        raise PredictInputError(f"predict: label {label!r} is neither a label name nor a class id below {len(self.label_names)}")
+
     @torch.no_grad()
-    def predict(self, records: list[dict], batch_size: int | None = None) -> list:
-        """Decoded predictions for raw records shaped like the task reader's (text fields as
-        lists of tokens: ``{"tokens": [...]}`` for classification, ``{"tokens": [...],
-        "question": k}`` for picking). Classification records need no ``label``; the
-        prediction is the label's name. Other heads read their gold fields to compute a loss:
-        give them as the reader does (their values do not change the prediction)."""
+    def predict(self, inputs, probabilities: bool = False, batch_size: int | None = None):
+        """Predictions for raw text: a string (one-text tasks), a dict of fields, or a list of either.
+
+        Strings are tokenised with the task's own tokenizer (``tokenize``); token lists are used as
+        they are, so reader-shaped records still work. One input gives one prediction, a list a
+        list. A classifier's prediction is the label's name; with ``probabilities=True`` it is
+        ``{"label": name, "probabilities": {name: p, ...}}`` (the softmax of the class scores,
+        without MC dropout), for heads with class scores. A ranking head gives the pair's score.
+        Empty text, a missing field, an unknown label: one ``PredictInputError`` line."""
         from rnnbench.data.batching import collate, numericalise, to_device
 
-        if not records:
+        if not getattr(self.model.head, "predicts_from_text", True):
+            raise PredictInputError(f"predict: task {self.task}'s head ({type(self.model.head).__name__}) needs the gold answer "
+                                    "of each example (it generates or points into text); score it on a split with rnnbench evaluate")
+        single = isinstance(inputs, (str, dict))
+        given = [inputs] if single else list(inputs)
+        if not given:
             return []
-        missing = [f for f in self.fields if f not in records[0]]
-        if missing:
-            raise ConfigError(f"predict: the records lack the text field(s) {', '.join(missing)} this model reads "
-                              f"(fields: {', '.join(self.fields)}); give records shaped like the task reader's")
-        records = [{"label": 0, **r} if self.label_names else dict(r) for r in records]
+        records = [self.record_of(x) for x in given]
         items = numericalise(records, self.vocab, self.fields)
         size = batch_size or int(self.config.trainer.get("eval_batch_size") or 200)
         self.model.eval()
@@ -235,10 +309,21 @@ class LoadedRun:
         for start in range(0, len(items), size):
             batch = to_device(collate(items[start:start + size], self.fields), self.device)
             head_out, _ = self.model(batch)
-            out += self.model.head.decode(head_out, batch)
-        if self.label_names:
-            return [self.label_names[p] if isinstance(p, int) and 0 <= p < len(self.label_names) else p for p in out]
-        return out
+            decoded = self.model.head.decode(head_out, batch)
+            if not probabilities:
+                out += [self.label_names[p] if isinstance(p, int) and 0 <= p < len(self.label_names) else p for p in decoded]
+                continue
+            if head_out.logits is None or head_out.logits.shape[-1] != len(self.label_names):
+                raise NoClassProbabilities(f"predict: task {self.task}'s head ({type(self.model.head).__name__}) gives a score, "
+                                        "not class probabilities; call predict without probabilities=True")
+            probs = torch.softmax(head_out.logits.float(), dim=-1).cpu().tolist()
+            out += [{"label": self.label_names[p], "probabilities": dict(zip(self.label_names, row))} for p, row in zip(decoded, probs)]
+        return out[0] if single else out
+
+    def unknown_words(self, tokens: list[str]) -> list[str]:
+        """The tokens the run's vocabulary does not know (they all read as one unknown-word vector)."""
+        encoded = self.vocab.encode(tokens)
+        return [t for t, i in zip(tokens, encoded) if i == 1]
 
 
 def load(run_folder: str | Path, device: str | torch.device = "cpu") -> LoadedRun:

@@ -23,6 +23,7 @@ def picking_answer(digits: list[int], k: int) -> int:
 class PickingReader(Reader):
     name = "picking"
     label_names = [str(d) for d in range(10)]
+    inputs = ("question",)  # k: the answer is the most frequent digit among the first k
 
     def __init__(
         self,
@@ -49,6 +50,10 @@ class PickingReader(Reader):
                 {"id": f"{split}-{i}", "tokens": [str(d) for d in digits], "question": k, "label": picking_answer(digits, k)}
             )
         return out
+
+    def tokenize(self, text: str) -> list[str]:
+        """Digits, one token each ("3 1 4" or "314"): the records' tokens."""
+        return [c for c in text if not c.isspace()]
 
     def load(self, data_dir: str | Path | None = None) -> Splits:
         rng = random.Random(self.seed)  # one stream: splits never overlap in their draws

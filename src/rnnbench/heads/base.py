@@ -47,6 +47,9 @@ class HeadOutput:
 
 class Head(nn.Module):
     requires_causal_encoder = False
+    # Whether rnnbench.load(...).predict can score raw inputs: False for heads whose forward
+    # needs each example's gold answer (a span, the answer's words, the next characters).
+    predicts_from_text = True
     version: int = 1  # bump when a change alters results (part of the run identity)
 
     @staticmethod

@@ -37,6 +37,7 @@ LN2 = math.log(2.0)
 
 class LanguageModelHead(Head):
     requires_causal_encoder = True
+    predicts_from_text = False  # scores each next character: needs the text's targets
 
     def __init__(
         self,

@@ -93,6 +93,8 @@ class Memory:
 class PointerGeneratorHead(Head):
     """Question encoder + the given passage encoder + an attention decoder with a pointer softmax."""
 
+    predicts_from_text = False  # its forward reads the gold answer's tokens (teacher forcing)
+
     def __init__(
         self,
         embedding_dim: int,

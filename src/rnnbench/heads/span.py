@@ -91,6 +91,7 @@ def best_spans(start_log_probs: torch.Tensor, end_log_probs: torch.Tensor, max_l
 
 
 class SpanHead(Head):
+    predicts_from_text = False  # its forward reads the gold span
     # 2: the encoder's aux losses over its calls (passage, question, pointer layers) are averaged
     # (encoders.base.combine_outputs), no longer summed, so MZU's and FHE's regularisers weigh as
     # in every other head.

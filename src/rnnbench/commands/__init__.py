@@ -1,0 +1,63 @@
+"""The ``rnnbench`` command (also ``python -m rnnbench``): one verb per task a researcher does.
+
+    rnnbench train [OVERRIDE ...]           train one run, or a sweep with -m (python train.py)
+    rnnbench evaluate RUN [--split S]       re-score a finished run (python evaluate.py)
+    rnnbench predict RUN "raw text"         a finished run's label and probabilities for new text
+    rnnbench runs [compare A B]             your runs as a table; two runs side by side
+    rnnbench list encoders|tasks|experiments|tables
+    rnnbench table NAME [--plan | --no-run] a paper table under the comparison protocol
+    rnnbench claims                         the claims ledger (results/claims.md)
+    rnnbench sanity                         the sanity gate, where this checkout has one
+
+Each verb lives in its own module of this package and is imported only when it runs, so
+``rnnbench --help`` starts without torch. A bad input is one line on stderr (``error: ...``)
+and exit status 2 (130 for Ctrl-C), as train.py does. docs/cli.md documents every verb.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# verb -> (module of this package, one line for `rnnbench --help`)
+VERBS = {
+    "train": ("train", "train one run, or a sweep with -m (as python train.py)"),
+    "evaluate": ("evaluate", "re-score a finished run on a split (as python evaluate.py)"),
+    "predict": ("predict", "a finished run's label and probabilities for raw text"),
+    "runs": ("runs", "your runs as a table; runs compare A B: two side by side"),
+    "list": ("listing", "encoders, tasks, experiments or tables, and whether the data is here"),
+    "table": ("scripts", "run what a paper table lacks, then write it (results/NAME.md)"),
+    "claims": ("scripts", "write the claims ledger results/claims.md from the evidence"),
+    "sanity": ("scripts", "run the sanity gate (scripts/sanity.py of a checkout)"),
+}
+# Verbs whose arguments go as they are to what runs them: Hydra's (-m, --cfg job, key=value)
+# and the sanity script's own parser (its --help is the script's).
+PASS_THROUGH = {"train": "run_hydra", "sanity": "run_sanity"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rnnbench", description="Reproduce and compare recurrent sequence encoders across NLP tasks.",
+        epilog="`rnnbench VERB --help` describes a verb; docs/cli.md all of them.")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for verb, (module, summary) in VERBS.items():
+        importlib.import_module(f"rnnbench.commands.{module}").add_parser(verbs, verb, summary)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rnnbench.errors import RnnbenchError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in PASS_THROUGH:
+            module = importlib.import_module(f"rnnbench.commands.{VERBS[argv[0]][0]}")
+            return int(getattr(module, PASS_THROUGH[argv[0]])(argv[1:]) or 0)
+        args = build_parser().parse_args(argv)
+        return int(args.run(args) or 0)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr, flush=True)
+        return 130
