@@ -34,6 +34,7 @@ from rnnbench.results import evidence, protocol, report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit
+from rnnbench.results.sanity_gate import Gate
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
 from rnnbench.run import train
 from rnnbench.training.checkpoint import LAST
@@ -125,6 +126,7 @@ class Deadline:
 
 
 DEADLINE = Deadline()
+SANITY = Gate()  # a row that fails its sanity checks starts no run (docs/sanity.md)
 
 
 def _as_keys(keys) -> tuple[str, ...]:
@@ -169,6 +171,8 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             return record
         if not DEADLINE.allows(key):
             DEADLINE.hold_back(experiment, job, key)
+            return None
+        if not SANITY.allows(experiment, job.encoder, extra):
             return None
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:
@@ -503,8 +507,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then (e.g. when the machine will be stopped)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
+    parser.add_argument("--skip-sanity", action="store_true", help="start runs of rows that fail the sanity gate (docs/sanity.md); the table says so")
     args = parser.parse_args(argv)
     DEADLINE.at = parse_until(args.until) if args.until else None
+    SANITY.skip = args.skip_sanity
     # Overrides given bare after the experiments (the old form `make_table.py exp a=b`) are overrides too.
     experiments = [e for e in args.experiments if "=" not in e]
     overrides = [e for e in args.experiments if "=" in e] + args.overrides
@@ -579,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         columns += [c for c in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})] if c not in columns]
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table, cfg).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
-    notes = footnotes(plans, rows)
+    notes = footnotes(plans, rows) + SANITY.notes(plans, overrides)
     stale = stale_runs(plans, rows)
     if dropped:
         evidence.record_superseded(superseded, committed.unused_rows(), datetime.datetime.now(datetime.timezone.utc).date().isoformat())

@@ -1,0 +1,343 @@
+"""The sanity gate: which rows a campaign runs, their cached sanity verdicts, the committed
+table of them (results/sanity.md), and the check a sweep makes before it trains a row.
+
+A row is one encoder under one experiment config (conf/experiment/), composed as
+scripts/make_table.py composes its jobs (``row_config``), at the protocol's first seed and
+the experiment's ``trainer.lr``; the rows of the default task (conf/config.yaml, the
+embedded default job) are every encoder under the default config. ``rnnbench.sanity``
+checks a row's model; its verdict is cached in ``<paths.runs_dir>/sanity/<key>.json``,
+keyed by the row's run identity (config, component versions, data fingerprint:
+``results.identity``) and the checks' thresholds, so a fixed encoder (a bumped version),
+other data or other thresholds give a new key and a fresh check. results/sanity.md lists
+each row with its key: a verdict there counts as cached too (a fresh clone checks nothing
+it has committed).
+
+``Gate.allows`` is what a sweep asks before it trains a run of a row: it returns False,
+saying once which check failed with its value, for a row whose verdict is a failure.
+``RNNBENCH_SANITY_GATE=off`` switches it off (the test suite's setting: its tiny smoke
+models are not meant to pass); ``make_table.py --skip-sanity`` does so for one command,
+and the table says so.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from rnnbench import sanity
+from rnnbench.compose import compose_config
+from rnnbench.data.embeddings import GLOVE_SOURCE
+from rnnbench.errors import DatasetMissingError, RnnbenchError
+from rnnbench.experiments import experiments_of, sweep_of
+from rnnbench.results.identity import identity_parts
+from rnnbench.results.records import write_json_atomic
+
+DEFAULT_TABLE = "default task"  # the rows of conf/config.yaml's task, every encoder
+GATE_ENV = "RNNBENCH_SANITY_GATE"
+MARKDOWN = "sanity.md"
+# Checked first when a budget cannot cover every row: the tables whose verdicts the known defects touched.
+PRIORITY = ("lstm_odyssey_table1", "mzu_table6", *(f"rcrn_table{i}" for i in range(1, 9)))
+PASS, FAIL, DATA_MISSING, ERROR = "pass", "fail", "data missing", "error"
+
+
+@dataclass(frozen=True)
+class Row:
+    table: str
+    experiment: str | None  # None: the default config (no experiment)
+    encoder: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.experiment or 'default'}: {self.encoder}"
+
+
+def committed_tables(results_dir: str | Path = "results") -> list[str]:
+    """The tables with committed evidence (results/<table>.csv) that experiment configs fill."""
+    from rnnbench.compose import CONF_DIR
+    from rnnbench.experiments import _table_of  # one pass over the experiment files, not one per table
+
+    filled = {_table_of(path) for path in (CONF_DIR / "experiment").glob("*.yaml")}
+    return sorted(p.stem for p in Path(results_dir).glob("*.csv") if "." not in p.stem and p.stem in filled)
+
+
+def table_rows(table: str, extra: list[str] = ()) -> list[Row]:
+    """Every (experiment, encoder) row of ``table``'s sweeps, encoders without a config left out."""
+    from rnnbench.encoders.build import known_encoders
+
+    if table == DEFAULT_TABLE:
+        return [Row(table, None, enc) for enc in known_encoders()]
+    built = set(known_encoders())
+    return [Row(table, exp, enc) for exp in experiments_of(table) for enc in sweep_of(exp, list(extra)) if enc in built]
+
+
+def by_priority(tables: list[str]) -> list[str]:
+    first = [t for t in PRIORITY if t in tables]
+    return first + [t for t in tables if t not in first and t != DEFAULT_TABLE] + ([DEFAULT_TABLE] if DEFAULT_TABLE in tables else [])
+
+
+def row_config(row: Row, extra: list[str] = (), base: DictConfig | None = None) -> DictConfig:
+    """The row's config: make_table's job config at the protocol's first seed and the experiment's
+    ``trainer.lr`` (``base``: the experiment's composed config, if at hand)."""
+    extra = list(extra)
+    if row.experiment is None:
+        return compose_config([f"encoder={row.encoder}", *extra])
+    base = base if base is not None else compose_config([f"experiment={row.experiment}", *extra])
+    seed, lr = int(base.table.protocol.seeds[0]), float(base.trainer.lr)
+    return compose_config([f"experiment={row.experiment}", f"encoder={row.encoder}", f"seed={seed}", f"trainer.lr={lr!r}", *extra])
+
+
+def row_key(cfg: DictConfig) -> str:
+    blob = json.dumps({"run": identity_parts(cfg), "checks": sanity.thresholds()}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def cache_file(cfg: DictConfig, key: str) -> Path:
+    return Path(str(cfg.paths.runs_dir)) / "sanity" / f"{key[:16]}.json"
+
+
+def read_cached(cfg: DictConfig, key: str) -> dict | None:
+    path = cache_file(cfg, key)
+    try:
+        entry = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return entry if entry.get("key") == key else None
+
+
+def committed_lines(path: str | Path) -> dict[str, dict]:
+    """{key prefix: {"status", "failures", "line"}} of the rows of a written results/sanity.md."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        match = re.search(r"`([0-9a-f]{16})`\s*\|\s*$", line)
+        if match:
+            cells = _cells(line)
+            failures = [f for f in cells[-2].split("; ") if f and f != "-"]
+            out[match.group(1)] = {"status": cells[-3].strip("*"), "failures": failures, "line": line}
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def written_sections(path: str | Path) -> dict[str, list[str]]:
+    """{table: its row lines} of a written results/sanity.md (kept when other tables are checked)."""
+    path = Path(path)
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = []
+        elif current and line.startswith("| ") and not line.startswith("| experiment |"):
+            sections[current].append(line)
+    return sections
+
+
+def committed_verdicts(results_dir: str | Path) -> dict[str, dict]:
+    """The verdicts of the committed results/sanity.md, by key prefix."""
+    return committed_lines(Path(results_dir) / MARKDOWN)
+
+
+def data_identity(cfg: DictConfig) -> str:
+    """What ``prepare`` reads: rows with equal identities share one prepared dataset."""
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("embedding", "paths")}
+    task = OmegaConf.to_container(cfg.task, resolve=True)
+    parts["task"] = {k: task.get(k) for k in ("reader", "min_freq", "tokenizer")}
+    return json.dumps(parts, sort_keys=True, default=str)
+
+
+class DataCache:
+    """The last prepared dataset (rows of one task follow each other)."""
+
+    def __init__(self):
+        self.key, self.data = None, None
+
+    def get(self, cfg: DictConfig):
+        from rnnbench.data.prepare import prepare
+
+        key = data_identity(cfg)
+        if key != self.key:
+            self.key, self.data = None, None
+            self.data, self.key = prepare(cfg), key
+        return self.data
+
+
+def evaluate(row: Row, cfg: DictConfig, key: str, data: DataCache | None = None, say=lambda _: None) -> dict:
+    """Check the row now, cache and return its entry; a dataset or embedding file that is absent
+    gives the status "data missing", not a failure."""
+    from rnnbench.results.run_record import git_commit
+
+    data = data or DataCache()
+    cpu, wall = time.process_time(), time.perf_counter()
+    entry = {"key": key, "row": {"table": row.table, "experiment": row.experiment, "encoder": row.encoder,
+                                 "task": str(cfg.task.name)}, "verdict": None, "failures": [], "message": ""}
+    embedding = Path(str(cfg.embedding.path)) if cfg.embedding.get("kind") == "glove" and cfg.embedding.get("path") else None
+    try:
+        if embedding is not None and not embedding.exists():
+            raise DatasetMissingError(f"embeddings {cfg.embedding.name}", [embedding.name], embedding.parent, GLOVE_SOURCE)
+        prepared = data.get(cfg)
+        entry["prepare_cpu_seconds"] = round(time.process_time() - cpu, 1)
+        verdict = sanity.check_model(cfg, prepared, say)
+        entry.update(status=PASS if verdict.passed else FAIL, verdict=verdict.to_dict(), failures=verdict.failures())
+    except DatasetMissingError as exc:
+        entry.update(status=DATA_MISSING, message=str(exc))
+    except RnnbenchError as exc:
+        entry.update(status=ERROR, message=str(exc))
+    entry.update(cpu_seconds=round(time.process_time() - cpu, 1), wall_seconds=round(time.perf_counter() - wall, 1),
+                 checked=datetime.datetime.now(datetime.timezone.utc).date().isoformat(), commit=git_commit())
+    path = cache_file(cfg, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, entry)
+    return entry
+
+
+class Gate:
+    """What a sweep asks before it trains a run of a row (scripts/make_table.py, ``ensure``)."""
+
+    def __init__(self, skip: bool = False, say=print):
+        self.skip = skip
+        self.say = say
+        self.decided: dict[tuple, bool] = {}
+        self.unchecked: set[tuple[str, str]] = set()  # rows started with the gate skipped
+
+    def off(self) -> bool:
+        return self.skip or os.environ.get(GATE_ENV, "").lower() == "off"
+
+    def allows(self, experiment: str, encoder: str, extra: list[str]) -> bool:
+        """Whether a run of ``encoder`` under ``experiment`` may start: its row's cached verdict,
+        else its verdict now (checked and cached; minutes), is not a failure."""
+        if self.off():
+            if self.skip:
+                self.unchecked.add((experiment, encoder))
+            return True
+        memo = (experiment, encoder, tuple(extra))
+        if memo not in self.decided:
+            row = Row("", experiment, encoder)
+            cfg = row_config(row, extra)
+            key = row_key(cfg)
+            entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
+            if entry is None:
+                self.say(f"sanity check of {experiment}: {encoder} (before its first run; cached for the next)")
+                entry = evaluate(row, cfg, key, say=self.say)
+            allowed = entry["status"] != FAIL
+            if not allowed:
+                self.say(f"refused: {experiment}: {encoder} fails the sanity gate ({'; '.join(entry['failures'])}); "
+                         f"no run of it starts (docs/sanity.md; --skip-sanity runs it anyway, and the table says so)")
+            self.decided[memo] = allowed
+        return self.decided[memo]
+
+    def notes(self, plans, extra: list[str]) -> list[str]:
+        """Table notes: rows started with the gate off, and rows whose known verdict is a failure
+        (their runs, if any, were made with --skip-sanity or before the gate)."""
+        notes = []
+        if os.environ.get(GATE_ENV, "").lower() == "off":
+            return notes
+        if self.unchecked:
+            rows = ", ".join(f"{e}: {enc}" for e, enc in sorted(self.unchecked))
+            today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+            notes.append(f"Runs of {rows} were started on {today} without the sanity gate (--skip-sanity).")
+        for experiment, base, encoders in plans:
+            for encoder in encoders:
+                cfg = row_config(Row("", experiment, encoder), extra, base)
+                key = row_key(cfg)
+                entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
+                if entry and entry["status"] == FAIL:
+                    notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(entry['failures'])}; "
+                                 f"results/{MARKDOWN}): its runs were made with --skip-sanity or before the gate.")
+        return notes
+
+
+# ---- results/sanity.md ---------------------------------------------------------------------------
+
+CHECK_TITLES = {"initial_loss": "initial loss (prior)", "gradients": "gradients", "input": "input: token / padding",
+                "train_eval": "train/eval norm", "memorisation": "memorised"}
+
+
+def _cell(check: dict) -> str:
+    return check["shown"] if check["passed"] else f"**{check['shown']}** ✗"
+
+
+def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept: dict[str, list[str]] | None = None) -> str:
+    """results/sanity.md: one section per table, one line per row (``None``: not checked; an entry
+    read from the markdown written earlier, ``committed_lines``, keeps its line). ``kept``: the row
+    lines of other tables (``written_sections`` of the earlier file), listed as they were."""
+    from rnnbench.results.run_record import git_commit
+
+    sections: dict[str, list[str]] = {}
+    for row, entry in entries:
+        line = entry["line"] if entry and "line" in entry else "| " + " | ".join(_row_cells(row, entry)) + " |"
+        sections.setdefault(row.table, []).append(line)
+    for table, lines in (kept or {}).items():
+        sections.setdefault(table, []).extend(lines)
+    counts: dict[str, int] = {}
+    cpu = 0.0
+    for line in (line for lines in sections.values() for line in lines):
+        cells = _cells(line)
+        status = cells[-3].strip("*")
+        counts[status] = counts.get(status, 0) + 1
+        cpu += float(cells[-4]) if re.fullmatch(r"[0-9.]+", cells[-4]) else 0.0
+    t = sanity.thresholds()
+    lines = [
+        "# Sanity checks of every campaign row",
+        "",
+        f"Written by `make sanity` (scripts/sanity.py); code {git_commit()[:12]}. Every row is an encoder under one "
+        "experiment config, built as its runs build it (the protocol's first seed, the experiment's `trainer.lr`, "
+        f"its optimizer), checked on a fixed subset of {t['examples']} training examples. What each check measures and "
+        "why its threshold is what it is: docs/sanity.md.",
+        "",
+        f"- initial loss: within {t['prior_tolerance']:.0%} of the uniform prior's (ln C for C classes);",
+        "- gradients: every trainable parameter tensor gets a non-zero gradient (excused tensors are counted);",
+        f"- input: one changed real token changes the output (median relative change >= {t['token_change_min']:g}); "
+        f"{t['padding_extra']} more padding positions and random vectors at padding change it by <= {t['padding_change_max']:g};",
+        f"- train/eval norm: the encoder states' norm in train mode (dropout on, {t['draws']} draws) over eval mode's, "
+        f"within {1 / t['train_eval_factor']:.2f}-{t['train_eval_factor']:g}x;",
+        f"- memorised: >= {t['memorise_target']:.0%} training accuracy on the subset within {t['memorise_steps']} full-batch "
+        f"steps of the row's optimizer at its rate (scored every {t['memorise_every']} steps).",
+        "",
+        "Rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {cpu / 60:.0f} CPU minutes of checks (one thread).",
+    ]
+    if skipped_note:
+        lines += ["", skipped_note]
+    header = ["experiment", "encoder", "task", "lr", *CHECK_TITLES.values(), "CPU s", "verdict", "failed", "key"]
+    for table in by_priority(list(sections)):
+        lines += ["", f"## {table}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header), *sections[table]]
+    return "\n".join(lines) + "\n"
+
+
+def row_cells_key(row: Row) -> tuple[str, str]:
+    """The experiment and encoder cells of ``row``'s line (how a written line is matched to its row)."""
+    return (f"`{row.experiment}`" if row.experiment else "(default config)", f"`{row.encoder}`")
+
+
+def line_row_key(line: str) -> tuple[str, str]:
+    cells = _cells(line)
+    return cells[0], cells[1]
+
+
+def _row_cells(row: Row, entry: dict | None) -> list[str]:
+    experiment = row_cells_key(row)[0]
+    blank = [""] * len(CHECK_TITLES)
+    if entry is None:
+        return [experiment, f"`{row.encoder}`", "", "", *blank, "", "not checked", "-", ""]
+    task, key, cpu = entry["row"]["task"], f"`{entry['key'][:16]}`", f"{entry.get('cpu_seconds', 0):.0f}"
+    verdict = entry.get("verdict")
+    if verdict is None:
+        reason = entry.get("message", "")[:160].replace("|", "/")
+        return [experiment, f"`{row.encoder}`", task, "", *blank, cpu, entry["status"], reason or "-", key]
+    checks = {c["name"]: c for c in verdict["checks"]}
+    cells = [_cell(checks[name]) if name in checks else "" for name in CHECK_TITLES]
+    status = entry["status"] if entry["status"] == PASS else f"**{entry['status']}**"
+    failures = "; ".join(entry.get("failures") or []) or "-"
+    return [experiment, f"`{row.encoder}`", task, f"{verdict['lr']:g} ({verdict['optimizer']})", *cells, cpu, status,
+            failures.replace("|", "/"), key]

@@ -1,0 +1,348 @@
+"""Sanity checks of one campaign row's model, before any run of it is trained.
+
+A row (an encoder under an experiment's config) is built exactly as a run builds it
+(``training.model.build_model`` on the task's data, the run's seed) and checked on a
+fixed subset of ``EXAMPLES`` training examples (``heads.probes`` says what an example,
+the prior and "memorised" are for each kind of head). Five checks, each a value and a
+verdict; the thresholds are the constants below, and docs/sanity.md says why each is
+what it is:
+
+1. ``initial_loss``: the eval-mode loss at initialisation is within ``PRIOR_TOLERANCE``
+   (relative) of the uniform prior's (ln C for C classes). Far above: the model starts
+   confidently wrong (large logits); far below: it sees the answer.
+2. ``gradients``: one training step's backward (task loss plus encoder terms, train mode)
+   gives every trainable parameter tensor a non-zero gradient somewhere. Excused, and
+   listed: parameters that only feed the encoder's context when the encoder ignores its
+   context (the aspect and question projections under a non-FHE encoder), and the
+   embedding table under a one-hot input.
+3. ``input``: in eval mode, changing the middle real token of every input field changes
+   each example's output (median relative change at least ``TOKEN_CHANGE_MIN``), while
+   ``PADDING_EXTRA`` more padding positions, and random vectors at every padding
+   position, change no output by more than ``PADDING_CHANGE_MAX`` (relative).
+4. ``train_eval``: the norm of the encoder's states in train mode (dropout active, the
+   mean over ``DRAWS`` draws) over their norm in eval mode lies within
+   [1/``TRAIN_EVAL_FACTOR``, ``TRAIN_EVAL_FACTOR``]: dropout is applied consistently
+   (inverted dropout keeps a bounded state's scale; dropout on an unbounded path does not).
+5. ``memorisation``: up to ``MEMORISE_STEPS`` full-batch steps of the row's optimizer at
+   the row's learning rate (its gradient clipping and weight decay, train mode) reach
+   ``MEMORISE_TARGET`` training accuracy on the subset (scored in eval mode every
+   ``MEMORISE_EVERY`` steps).
+
+``check_model`` runs them in that order (the first four at initialisation, memorisation
+last since it trains the model) and returns a ``Verdict``. Which rows a table runs, the
+cache of verdicts and the gate in front of a sweep are ``rnnbench.results.sanity_gate``.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+from omegaconf import DictConfig
+
+from rnnbench.data.batching import collate
+from rnnbench.data.prepare import TaskData
+from rnnbench.heads.base import special_ids
+from rnnbench.kernels import dispatch
+from rnnbench.heads.probes import Probe, probe_for
+from rnnbench.training.model import TaskModel, build_model
+
+# Bump when a check or threshold changes: it is part of every cached verdict's key.
+VERSION = 1
+
+EXAMPLES = 64
+PRIOR_TOLERANCE = 0.25  # |loss - prior| <= 25% of the prior
+TOKEN_CHANGE_MIN = 1e-4  # median relative output change from one changed real token
+PADDING_EXTRA = 4  # padding positions added to every text field
+PADDING_CHANGE_MAX = 1e-5  # largest relative output change from padding (float32 noise is ~1e-7)
+DRAWS = 4  # train-mode forward passes averaged
+TRAIN_EVAL_FACTOR = 1.5
+MEMORISE_STEPS = 300
+MEMORISE_EVERY = 25
+MEMORISE_TARGET = 0.95
+
+CHECKS = ("initial_loss", "gradients", "input", "train_eval", "memorisation")
+
+
+def thresholds() -> dict:
+    """Every constant a verdict depends on (part of its cache key)."""
+    return {"version": VERSION, "examples": EXAMPLES, "prior_tolerance": PRIOR_TOLERANCE, "token_change_min": TOKEN_CHANGE_MIN,
+            "padding_extra": PADDING_EXTRA, "padding_change_max": PADDING_CHANGE_MAX, "draws": DRAWS,
+            "train_eval_factor": TRAIN_EVAL_FACTOR, "memorise_steps": MEMORISE_STEPS, "memorise_every": MEMORISE_EVERY,
+            "memorise_target": MEMORISE_TARGET}
+
+
+@dataclass
+class Check:
+    name: str
+    value: float | None  # the measured number the verdict is read from
+    passed: bool
+    shown: str  # the value as the results table prints it
+    detail: dict = field(default_factory=dict)  # other numbers measured on the way
+    seconds: float = 0.0
+
+    def failure(self) -> str:
+        """One line naming the check and what it measured (for a failed check)."""
+        return f"{self.name}: {self.shown}"
+
+
+@dataclass
+class Verdict:
+    checks: list[Check]
+    lr: float
+    optimizer: str
+    examples: int
+    unit: str
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def failures(self) -> list[str]:
+        return [c.failure() for c in self.checks if not c.passed]
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "passed": self.passed}
+
+    @staticmethod
+    def from_dict(data: dict) -> Verdict:
+        checks = [Check(**c) for c in data["checks"]]
+        return Verdict(checks, data["lr"], data["optimizer"], data["examples"], data["unit"])
+
+
+# ---- the subset -------------------------------------------------------------------------------
+
+
+def fixed_subset(cfg: DictConfig, data: TaskData, model: TaskModel, probe: Probe) -> tuple[list[dict], list[str]]:
+    """``EXAMPLES`` training examples, the same for every encoder of a task: the head's epoch-1
+    training records (a ranker's sampled triples), drawn with a generator seeded by ``cfg.seed``."""
+    from rnnbench.training.loop import _truncated
+
+    train = _truncated(data.splits, data.fields, cfg.trainer.truncate)["train"]
+    records, fields = model.head.training_records(train, data.fields, cfg.seed, 0)
+    order = torch.randperm(len(records), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
+    return probe.examples([records[i] for i in order[:EXAMPLES]]), fields
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+
+def _relative(changed: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    """Per example: |changed - base| / |base| over the example's output [B, k]."""
+    diff = (changed.double() - base.double()).flatten(1).norm(dim=1)
+    return diff / base.double().flatten(1).norm(dim=1).clamp(min=1e-12)
+
+
+def _eval_output(model: TaskModel, batch: dict):
+    model.eval()
+    with torch.no_grad():
+        return model(batch)[0]
+
+
+def _input_fields(batch: dict, fields: list[str], probe: Probe) -> list[str]:
+    return [f for f in fields if f not in probe.target_fields and f in batch]
+
+
+class _Timer:
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
+
+
+# ---- the checks -------------------------------------------------------------------------------
+
+
+def initial_loss(model: TaskModel, batch: dict, probe: Probe) -> Check:
+    out = _eval_output(model, batch)
+    loss = float(out.loss)
+    prior, formula = probe.prior_loss(batch, out)
+    ok = math.isfinite(loss) and abs(loss - prior) <= PRIOR_TOLERANCE * prior
+    return Check("initial_loss", loss, ok, f"{loss:.3g} (prior {formula} = {prior:.3g})", {"prior": prior, "prior_formula": formula})
+
+
+def gradients(model: TaskModel, batch: dict, seed: int) -> Check:
+    """One train-mode backward of the training loss; every trainable tensor must get a
+    non-zero gradient somewhere (see the module docstring for what is excused)."""
+    model.train()
+    torch.manual_seed(seed)
+    contexts: list[torch.Tensor] = []
+    encoder = model.encoder
+    forward = encoder.forward
+
+    def spy(x, mask, context=None):
+        if context is not None and context.requires_grad:
+            contexts.append(context)
+        return forward(x, mask, context)
+
+    encoder.forward = spy
+    try:
+        _, loss = model(batch)
+    finally:
+        del encoder.forward
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    feeds_context, context_read = set(), True
+    if contexts:
+        grads = torch.autograd.grad(sum(c.sum() for c in contexts), [p for _, p in params], allow_unused=True, retain_graph=True)
+        feeds_context = {n for (n, _), g in zip(params, grads) if g is not None}
+        read = torch.autograd.grad(loss, contexts, allow_unused=True, retain_graph=True)
+        context_read = any(g is not None and bool(g.abs().sum() > 0) for g in read)
+    model.zero_grad(set_to_none=True)
+    loss.backward()
+    without = [n for n, p in params if p.grad is None or not bool((p.grad != 0).any())]
+    model.zero_grad(set_to_none=True)
+    excused = {}
+    for name in without:
+        if not context_read and name in feeds_context:
+            excused[name] = "feeds only the encoder's context, which this encoder does not read"
+        elif name == "embedding.weight" and getattr(model.head, "one_hot_size", 0):
+            excused[name] = "the head reads one-hot inputs, not the embedding table"
+    failing = [n for n in without if n not in excused]
+    total = len(params)
+    if failing:
+        listed = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
+        shown = f"{len(failing)} of {total} tensors without gradient: {listed}"
+    else:
+        shown = f"all {total - len(excused)} tensors" + (f" ({len(excused)} excused)" if excused else "")
+    return Check("gradients", float(len(failing)), not failing, shown, {"without_gradient": failing, "excused": excused, "tensors": total})
+
+
+def _next_word(ids: torch.Tensor, first_word: int, vocab_size: int) -> torch.Tensor:
+    """Another word id for each id: the next word of the vocabulary (cyclically); a special id gives the first word."""
+    words = vocab_size - first_word
+    return torch.where(ids >= first_word, first_word + (ids - first_word + 1) % words, torch.full_like(ids, first_word))
+
+
+def _with_changed_tokens(batch: dict, fields: list[str], first_word: int, vocab_size: int) -> dict:
+    """The batch with the middle real token of every example's input fields replaced by another word."""
+    changed = dict(batch)
+    for f in fields:
+        ids, lengths = batch[f].clone(), batch[f"{f}_mask"].sum(dim=1)
+        rows = torch.nonzero(lengths > 0).flatten()
+        middle = (lengths[rows] - 1) // 2
+        ids[rows, middle] = _next_word(ids[rows, middle], first_word, vocab_size)
+        changed[f] = ids
+    return changed
+
+
+def _with_more_padding(batch: dict, fields: list[str]) -> dict:
+    """Every text field ``PADDING_EXTRA`` positions longer, all padding (id 0, mask false)."""
+    padded = dict(batch)
+    for f in fields:
+        padded[f] = torch.nn.functional.pad(batch[f], (0, PADDING_EXTRA), value=0)
+        padded[f"{f}_mask"] = torch.nn.functional.pad(batch[f"{f}_mask"], (0, PADDING_EXTRA), value=False)
+    return padded
+
+
+def input_dependence(model: TaskModel, batch: dict, probe: Probe, fields: list[str], vocab, seed: int) -> Check:
+    ids = special_ids(vocab)
+    first_word, vocab_size = max(ids) + 1, len(vocab)
+    inputs = _input_fields(batch, fields, probe)
+    base = _eval_output(model, batch)
+    if vocab_size - first_word < 2:
+        return Check("input", None, False, "the vocabulary has fewer than two words: no token to change to")
+    changed = _eval_output(model, _with_changed_tokens(batch, inputs, first_word, vocab_size))
+    token = _relative(probe.output(changed), probe.output(base))
+    states = float(_relative(changed.encoder_output.states.unsqueeze(0), base.encoder_output.states.unsqueeze(0))[0])
+
+    longer = _eval_output(model, _with_more_padding(batch, fields))
+    embed = model.embed
+    generator = torch.Generator().manual_seed(seed)
+
+    def noisy_padding(token_ids):  # random vectors wherever the padding id is embedded
+        x = embed(token_ids)
+        noise = torch.randn(x.shape, generator=generator).to(x.dtype)
+        return x + noise * (token_ids == ids.pad).unsqueeze(-1).to(x.dtype)
+
+    model.embed = noisy_padding
+    try:
+        noisy = _eval_output(model, _with_more_padding(batch, fields))
+    finally:
+        del model.embed
+    padding = float(torch.maximum(_relative(probe.output(longer), probe.output(base)),
+                                  _relative(probe.output(noisy), probe.output(base))).max())
+    median = float(token.median())
+    changed_share = float((token > TOKEN_CHANGE_MIN).double().mean())
+    ok = median >= TOKEN_CHANGE_MIN and padding <= PADDING_CHANGE_MAX
+    shown = f"token {median:.2g}, padding {padding:.2g}"
+    return Check("input", median, ok, shown, {"token_change_median": median, "token_changed_share": changed_share,
+                                              "padding_change_max": padding, "encoder_states_change": states,
+                                              "fields": inputs})
+
+
+def _states_norm(model: TaskModel, batch: dict) -> float:
+    with torch.no_grad():
+        return float(model(batch)[0].encoder_output.states.double().norm())
+
+
+def train_eval(model: TaskModel, batch: dict, seed: int) -> Check:
+    model.eval()
+    at_eval = _states_norm(model, batch)
+    model.train()
+    draws = []
+    for k in range(DRAWS):
+        torch.manual_seed(seed + k)
+        draws.append(_states_norm(model, batch))
+    model.eval()
+    at_train = statistics.fmean(draws)
+    ratio = at_train / at_eval if at_eval > 0 else (1.0 if at_train == 0 else math.inf)
+    ok = 1 / TRAIN_EVAL_FACTOR <= ratio <= TRAIN_EVAL_FACTOR
+    return Check("train_eval", ratio, ok, f"{ratio:.3g}x", {"train_norm": at_train, "eval_norm": at_eval, "train_norms": draws})
+
+
+def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say=lambda _: None) -> Check:
+    from rnnbench.training.loop import build_optimizer
+
+    t = cfg.trainer
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = build_optimizer(cfg, trainable)
+    torch.manual_seed(cfg.seed)
+    accuracy, steps, curve = 0.0, 0, []
+    for step in range(1, MEMORISE_STEPS + 1):
+        model.train()
+        _, loss = model(batch)
+        if not torch.isfinite(loss):
+            return Check("memorisation", accuracy, False, f"the loss is {float(loss)} at step {step} (lr {t.lr:g})",
+                         {"steps": step, "curve": curve})
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if t.grad_clip:
+            torch.nn.utils.clip_grad_norm_(trainable, t.grad_clip)
+        optimizer.step()
+        if step % MEMORISE_EVERY == 0 or step == MEMORISE_STEPS:
+            hits, total = probe.hits(batch, _eval_output(model, batch))
+            accuracy, steps = hits / max(total, 1), step
+            curve.append([step, accuracy, float(loss.detach())])
+            say(f"  memorisation step {step}: {accuracy:.0%} of {total} {probe.unit} (loss {curve[-1][2]:.3g})")
+            if accuracy >= MEMORISE_TARGET:
+                break
+    ok = accuracy >= MEMORISE_TARGET
+    shown = f"{accuracy:.0%} at step {steps}" if ok else f"{accuracy:.0%} after {steps} steps"
+    return Check("memorisation", accuracy, ok, shown, {"steps": steps, "curve": curve})
+
+
+def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None) -> Verdict:
+    """The five checks of the model ``cfg`` builds on ``data`` (see the module docstring)."""
+    dispatch.set_default_impl(str(cfg.trainer.kernel_impl))  # the kernels a run would use
+    torch.manual_seed(cfg.seed)  # as fit: the model's initial weights are the run's
+    model = build_model(cfg, data)
+    probe = probe_for(model.head)
+    examples, fields = fixed_subset(cfg, data, model, probe)
+    batch = collate(examples, fields)
+    checks = []
+    steps = [("initial_loss", lambda: initial_loss(model, batch, probe)),
+             ("gradients", lambda: gradients(model, batch, cfg.seed)),
+             ("input", lambda: input_dependence(model, batch, probe, fields, data.vocab, cfg.seed)),
+             ("train_eval", lambda: train_eval(model, batch, cfg.seed)),
+             ("memorisation", lambda: memorisation(model, batch, probe, cfg, say))]
+    for name, run in steps:
+        with _Timer() as timer:
+            check = run()
+        check.seconds = round(timer.seconds, 2)
+        say(f"  {name}: {check.shown} ({'pass' if check.passed else 'FAIL'}, {timer.seconds:.1f}s)")
+        checks.append(check)
+    return Verdict(checks, float(cfg.trainer.lr), str(cfg.trainer.optimizer), len(examples), probe.unit)

@@ -1,0 +1,261 @@
+"""rnnbench.sanity: every check passes on a healthy tiny model and fails on one broken the way
+the check is meant to catch (an unused parameter, a head that ignores its input, an encoder that
+reads padding, dropout on an unbounded residual path, states constant across tokens, a rate at
+which nothing is learned); the probes' uniform priors are what a uniform model's loss is."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+from torch import nn
+
+from rnnbench import sanity
+from rnnbench.compose import compose_config
+from rnnbench.data.batching import collate
+from rnnbench.data.prepare import prepare
+from rnnbench.data.vocab import Vocab
+from rnnbench.encoders.base import Encoder, EncoderOutput, zero_padding
+from rnnbench.encoders.lstm import LSTMEncoder
+from rnnbench.heads.aspect import AspectHead
+from rnnbench.heads.classifier import ClassifierHead
+from rnnbench.heads.lm import LanguageModelHead
+from rnnbench.heads.probes import ClassifierProbe, LanguageModelProbe, probe_for
+from rnnbench.training.model import TaskModel, build_model
+
+VOCAB = Vocab([f"w{i}" for i in range(20)], lowercase=False)
+EMB, CLASSES = 8, 3
+
+
+def _examples(n: int = sanity.EXAMPLES) -> list[dict]:
+    g = torch.Generator().manual_seed(0)
+    out = []
+    for i in range(n):
+        ids = torch.randint(2, len(VOCAB), (int(torch.randint(3, 9, (1,), generator=g)),), generator=g).tolist()
+        out.append({"id": str(i), "tokens": ids, "aspect": ids[:1], "label": ids[0] % CLASSES})
+    return out
+
+
+BATCH = collate(_examples(), ["tokens", "aspect"])
+
+
+def _model(encoder: Encoder | None = None, head_cls=ClassifierHead, **head_options) -> TaskModel:
+    torch.manual_seed(0)
+    encoder = encoder or LSTMEncoder(EMB, hidden_size=8, bidirectional=True, dropout=0.5)
+    options = {"hidden": 16, **head_options} if head_cls is ClassifierHead else head_options
+    return TaskModel(nn.Embedding(len(VOCAB), EMB, padding_idx=0), encoder, head_cls(EMB, encoder.output_size, CLASSES, **options))
+
+
+def _cfg(lr: float = 1e-2):
+    return OmegaConf.create({"seed": 1, "trainer": {"lr": lr, "optimizer": "adam", "weight_decay": 0.0, "grad_clip": None}})
+
+
+# ---- deliberately broken parts ----------------------------------------------------------------
+
+
+class UnusedParameter(LSTMEncoder):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.spare = nn.Parameter(torch.zeros(3))  # never read
+
+
+class BlindHead(ClassifierHead):
+    """Calls the encoder but classifies from a constant: the output ignores the input."""
+
+    def forward(self, batch, embed, encoder):
+        from rnnbench.heads.base import classification_output
+
+        enc = encoder(embed(batch["tokens"]), batch["tokens_mask"])
+        features = torch.zeros(enc.states.shape[0], self.out.in_features) + 0.0 * enc.states.sum()
+        return classification_output(self.out(features), batch["label"], enc)
+
+
+class PaddingReader(Encoder):
+    """An LSTM whose states also get the mean input over every position, padding included."""
+
+    def __init__(self, input_size: int):
+        super().__init__(input_size, 2 * input_size)
+        self.lstm = LSTMEncoder(input_size, hidden_size=input_size, bidirectional=True)
+
+    def forward(self, x, mask, context=None):
+        unmasked = x.mean(dim=1, keepdim=True).repeat(1, 1, 2)
+        return EncoderOutput(zero_padding(self.lstm(x, mask).states + unmasked, mask))
+
+
+class Residual(Encoder):
+    """An LSTM of input dropout plus its input: ``dropped_residual`` adds the dropped-out input
+    (Res-V2 before its fix: unbounded, so training-mode states are larger), else the clean one."""
+
+    def __init__(self, input_size: int, dropped_residual: bool, p: float = 0.7):
+        super().__init__(input_size, input_size)
+        self.dropout = nn.Dropout(p)
+        self.lstm = LSTMEncoder(input_size, hidden_size=input_size // 2, bidirectional=True)
+        self.dropped_residual = dropped_residual
+
+    def forward(self, x, mask, context=None):
+        dropped = self.dropout(x)
+        residual = dropped if self.dropped_residual else x
+        return EncoderOutput(zero_padding(self.lstm(dropped, mask).states + residual, mask))
+
+
+class Constant(Encoder):
+    """The same learned state at every real token, whatever the token (MZU's failure: a candidate
+    constant across tokens)."""
+
+    def __init__(self, input_size: int):
+        super().__init__(input_size, input_size)
+        self.state = nn.Parameter(torch.randn(input_size))
+
+    def forward(self, x, mask, context=None):
+        return EncoderOutput(zero_padding(self.state.expand_as(x) + 0.0 * x, mask))
+
+
+# ---- the checks ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def healthy_verdict():
+    model = _model()
+    probe = probe_for(model.head)
+    checks = [sanity.initial_loss(model, BATCH, probe), sanity.gradients(model, BATCH, 1),
+              sanity.input_dependence(model, BATCH, probe, ["tokens"], VOCAB, 1), sanity.train_eval(model, BATCH, 1),
+              sanity.memorisation(model, BATCH, probe, _cfg())]
+    return {c.name: c for c in checks}
+
+
+@pytest.mark.parametrize("name", sanity.CHECKS)
+def test_a_healthy_model_passes_every_check(healthy_verdict, name):
+    check = healthy_verdict[name]
+    assert check.passed, check.shown
+
+
+def test_the_initial_loss_of_a_uniform_model_is_the_prior_and_large_logits_fail():
+    model = _model()
+    nn.init.zeros_(model.head.out.weight), nn.init.zeros_(model.head.out.bias)
+    uniform = sanity.initial_loss(model, BATCH, ClassifierProbe(model.head))
+    assert uniform.passed and uniform.value == pytest.approx(math.log(CLASSES), abs=1e-6)
+    assert "ln 3" in uniform.shown
+    with torch.no_grad():
+        model.head.out.weight.normal_(0, 30)
+    confident = sanity.initial_loss(model, BATCH, ClassifierProbe(model.head))
+    assert not confident.passed and confident.value > 2 * math.log(CLASSES)
+
+
+def test_an_unused_parameter_fails_the_gradient_check_by_name():
+    model = _model(UnusedParameter(EMB, hidden_size=8, bidirectional=True))
+    check = sanity.gradients(model, BATCH, 1)
+    assert not check.passed and check.value == 1
+    assert check.detail["without_gradient"] == ["encoder.spare"] and "encoder.spare" in check.shown
+
+
+def test_a_context_projection_the_encoder_ignores_is_excused_and_named():
+    model = _model(head_cls=AspectHead, question_dim=4)  # the LSTM ignores its context, as under MZU Table 6's bilstm
+    check = sanity.gradients(model, BATCH, 1)
+    assert check.passed and set(check.detail["excused"]) == {"head.context.weight", "head.context.bias"}
+    assert "2 excused" in check.shown
+
+
+def test_a_head_that_ignores_its_input_fails_the_input_check():
+    model = _model(head_cls=BlindHead)
+    check = sanity.input_dependence(model, BATCH, probe_for(model.head), ["tokens"], VOCAB, 1)
+    assert not check.passed and check.value == 0.0
+
+
+def test_an_encoder_that_reads_padding_fails_the_input_check():
+    model = _model(PaddingReader(EMB))
+    check = sanity.input_dependence(model, BATCH, probe_for(model.head), ["tokens"], VOCAB, 1)
+    assert not check.passed and check.detail["padding_change_max"] > sanity.PADDING_CHANGE_MAX
+    assert check.detail["token_change_median"] >= sanity.TOKEN_CHANGE_MIN  # the tokens do matter
+
+
+def test_dropout_on_an_unbounded_residual_path_fails_the_train_eval_check():
+    clean = sanity.train_eval(_model(Residual(EMB, dropped_residual=False)), BATCH, 1)
+    dropped = sanity.train_eval(_model(Residual(EMB, dropped_residual=True)), BATCH, 1)
+    assert clean.passed and abs(clean.value - 1) < 0.2
+    assert not dropped.passed and dropped.value > sanity.TRAIN_EVAL_FACTOR
+
+
+def test_states_constant_across_tokens_fail_memorisation_and_the_input_check():
+    model = _model(Constant(EMB))
+    probe = probe_for(model.head)
+    assert not sanity.input_dependence(model, BATCH, probe, ["tokens"], VOCAB, 1).passed
+    check = sanity.memorisation(model, BATCH, probe, _cfg())
+    assert not check.passed and check.value < 0.6 and check.detail["steps"] == sanity.MEMORISE_STEPS
+
+
+def test_a_rate_at_which_nothing_is_learned_fails_memorisation(monkeypatch):
+    monkeypatch.setattr(sanity, "MEMORISE_STEPS", 50)  # the budget's length does not matter here: nothing moves
+    model = _model()
+    check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg(lr=1e-7))
+    assert not check.passed and "after 50 steps" in check.shown
+
+
+def test_memorisation_stops_once_the_target_is_reached():
+    model = _model()
+    check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg())
+    assert check.passed and check.detail["steps"] < sanity.MEMORISE_STEPS
+    assert check.detail["steps"] % sanity.MEMORISE_EVERY == 0 and check.detail["curve"][-1][1] >= sanity.MEMORISE_TARGET
+
+
+# ---- the probes -----------------------------------------------------------------------------------
+
+
+def test_a_language_model_example_is_one_scored_character_and_its_prior_is_uniform_over_the_symbols():
+    probe = LanguageModelProbe(None)
+    record = {"id": "r", "chars": list("abcdefghij"), "targets": list("bcdefghijk"), "scored_from": 4}
+    (cut,) = probe.examples([record])
+    assert cut["chars"] == list("abcde") and cut["targets"] == list("bcdef") and cut["scored_from"] == 4
+
+    vocab = Vocab(list("abcdefghijk"), lowercase=False)
+    torch.manual_seed(0)
+    encoder = LSTMEncoder(EMB, hidden_size=8, bidirectional=False)
+    head = LanguageModelHead(EMB, encoder.output_size, 0, vocab)
+    nn.init.zeros_(head.out.weight), nn.init.zeros_(head.out.bias)
+    model = TaskModel(nn.Embedding(len(vocab), EMB, padding_idx=0), encoder, head)
+    records = probe.examples([{"id": str(i), "chars": vocab.encode(list("abcdefghij")), "targets": vocab.encode(list("bcdefghijk")),
+                               "scored_from": 3 + i} for i in range(4)])
+    batch = collate(records, ["chars", "targets"])
+    check = sanity.initial_loss(model, batch, probe_for(head))
+    assert check.value == pytest.approx(math.log(len(vocab) - 1), abs=1e-6) and check.detail["prior_formula"] == f"ln {len(vocab) - 1}"
+    assert probe_for(head).hits(batch, model(batch)[0]) == (0, 4)  # uniform: no character above 1/2
+
+
+def _small(task: str, tmp_path, *extra: str):
+    cfg = compose_config([f"task={task}", "encoder=bilstm", "encoder.hidden_size=8", "task.reader.train_size=64",
+                          "task.reader.dev_size=4", "task.reader.test_size=4", f"paths.cache_dir={tmp_path}", *extra])
+    data = prepare(cfg)
+    torch.manual_seed(0)
+    model = build_model(cfg, data)
+    probe = probe_for(model.head)
+    examples, fields = sanity.fixed_subset(cfg, data, model, probe)
+    return model, probe, collate(examples, fields)
+
+
+def test_a_span_heads_prior_is_a_uniform_start_and_end(tmp_path):
+    model, probe, batch = _small("span_copy", tmp_path)
+    for layer in (model.head.start_out, model.head.end_out):
+        nn.init.zeros_(layer.weight), nn.init.zeros_(layer.bias)
+    check = sanity.initial_loss(model, batch, probe)
+    assert check.passed and check.value == pytest.approx(check.detail["prior"], rel=1e-6)
+
+
+def test_a_pointer_generators_prior_is_its_own_softmax_made_uniform(tmp_path):
+    model, probe, batch = _small("pointer_copy", tmp_path)
+    head = model.head
+    for layer in (head.shortlist_out, head.switch[-1]):
+        nn.init.zeros_(layer.weight), nn.init.zeros_(layer.bias)
+    nn.init.zeros_(head.att_score.weight)  # uniform attention over the passage
+    check = sanity.initial_loss(model, batch, probe)
+    assert check.value == pytest.approx(check.detail["prior"], rel=1e-5)
+    assert probe.target_fields == ("answer_tokens",)
+
+
+def test_check_model_builds_the_rows_model_and_runs_the_five_checks_in_order(tmp_path):
+    cfg = compose_config(["encoder=lstm1", "encoder.hidden_size=16", "task.reader.train_size=200", "task.reader.dev_size=8",
+                          "task.reader.test_size=8", f"paths.cache_dir={tmp_path}"])
+    verdict = sanity.check_model(cfg, prepare(cfg))
+    assert [c.name for c in verdict.checks] == list(sanity.CHECKS)
+    assert verdict.passed, verdict.failures()
+    assert verdict.examples == sanity.EXAMPLES and verdict.lr == cfg.trainer.lr and verdict.unit == "examples"
+    assert sanity.Verdict.from_dict(verdict.to_dict()).to_dict() == verdict.to_dict()

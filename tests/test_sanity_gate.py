@@ -1,0 +1,145 @@
+"""The sanity gate (rnnbench.results.sanity_gate): rows, the verdict cache keyed by config
+identity, results/sanity.md, the gate in front of make_table's runs and scripts/sanity.py."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rnnbench import sanity
+from rnnbench.results import sanity_gate as gate
+from rnnbench.results.protocol import Job
+from tests.helpers import load_script
+
+SMALL = ["encoder.hidden_size=8", "task.reader.train_size=200", "task.reader.dev_size=8", "task.reader.test_size=8"]
+
+
+def _failing_verdict(*_, **__) -> sanity.Verdict:
+    checks = [sanity.Check("initial_loss", 1.1, True, "1.1 (prior ln 3 = 1.1)"),
+              sanity.Check("memorisation", 0.3, False, "30% after 300 steps")]
+    return sanity.Verdict(checks, 1e-3, "adam", 64, "examples")
+
+
+@pytest.fixture
+def gate_on(monkeypatch, tmp_path):
+    monkeypatch.delenv(gate.GATE_ENV, raising=False)
+    return [f"paths.runs_dir={tmp_path / 'runs'}", f"paths.results_dir={tmp_path / 'results'}", f"paths.cache_dir={tmp_path / 'cache'}"]
+
+
+def test_a_rows_config_is_make_tables_job_at_the_first_seed_and_the_experiments_rate():
+    make_table = load_script("make_table")
+    row = gate.Row("lstm_odyssey_table1", "lstm_odyssey_table1_pool", "2l_lstm")
+    cfg = gate.row_config(row)
+    job = make_table.job_config("lstm_odyssey_table1_pool", Job("2l_lstm", 1, float(cfg.trainer.lr), "select"), [])
+    assert gate.row_key(cfg) == gate.row_key(job)
+    assert gate.row_key(gate.row_config(gate.Row("", "lstm_odyssey_table1_resv2", "2l_lstm"))) != gate.row_key(cfg)
+
+
+def test_the_rows_of_a_table_are_its_experiments_sweeps():
+    rows = gate.table_rows("mzu_table6")
+    assert {"mzu_table6_restaurant", "mzu_table6_laptop"} <= {r.experiment for r in rows}
+    assert {r.encoder for r in rows if r.experiment == "mzu_table6_laptop"} == {"bilstm", "bigru", "dt_gru", "mzu_cap"}
+    assert gate.by_priority(["dcu_table1", gate.DEFAULT_TABLE, "rcrn_table5", "lstm_odyssey_table1"]) == \
+        ["lstm_odyssey_table1", "rcrn_table5", "dcu_table1", gate.DEFAULT_TABLE]
+    assert "rcrn_table1" in gate.committed_tables("results") and "rcrn_table10" not in gate.committed_tables("results")
+
+
+def test_a_failing_row_is_refused_naming_the_check_and_its_value_and_decided_once(gate_on, monkeypatch, capsys):
+    calls = []
+    monkeypatch.setattr(sanity, "check_model", lambda *a, **k: calls.append(1) or _failing_verdict())
+    checker = gate.Gate()
+    overrides = [*gate_on, *SMALL]
+    assert not checker.allows("synthetic_span_copy", "bilstm", overrides)
+    out = capsys.readouterr().out
+    assert "refused: synthetic_span_copy: bilstm fails the sanity gate (memorisation: 30% after 300 steps)" in out
+    assert not checker.allows("synthetic_span_copy", "bilstm", overrides) and len(calls) == 1
+    # A new process reads the cached verdict: nothing is checked again.
+    assert not gate.Gate().allows("synthetic_span_copy", "bilstm", overrides) and len(calls) == 1
+    assert gate.Gate(skip=True).allows("synthetic_span_copy", "bilstm", overrides)
+
+
+def test_the_gate_is_off_under_its_environment_switch(monkeypatch):
+    monkeypatch.setenv(gate.GATE_ENV, "off")
+    monkeypatch.setattr(sanity, "check_model", lambda *a, **k: pytest.fail("the gate checked a row while off"))
+    assert gate.Gate().allows("synthetic_span_copy", "bilstm", [])
+
+
+def test_make_table_starts_no_run_of_a_failing_row_unless_told_and_the_table_says_so(gate_on, monkeypatch, capsys, tmp_path):
+    make_table = load_script("make_table")
+    monkeypatch.setattr(sanity, "check_model", _failing_verdict)
+    trained = []
+    monkeypatch.setattr(make_table, "train", lambda cfg: trained.append(cfg) or {"dev": {}, "test": {}})
+    from rnnbench.results import evidence
+
+    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")
+    job, extra = Job("bilstm", 1, 3e-3, "final"), [*gate_on, *SMALL]
+    assert make_table.ensure("synthetic_span_copy", job, extra, False, committed) is None and not trained
+    assert "memorisation: 30% after 300 steps" in capsys.readouterr().out
+
+    make_table.SANITY.skip = True
+    make_table.ensure("synthetic_span_copy", job, extra, False, committed)
+    assert len(trained) == 1
+    base = make_table.compose_config(["experiment=synthetic_span_copy", *extra])
+    notes = make_table.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra)
+    assert any("synthetic_span_copy: bilstm were started on" in n and "--skip-sanity" in n for n in notes)
+    assert any("fails the sanity gate (memorisation: 30% after 300 steps" in n for n in notes)
+
+
+def _entry(row: gate.Row, status: str, verdict: sanity.Verdict | None = None, key: str = "0123456789abcdef" * 4) -> dict:
+    return {"key": key, "row": {"table": row.table, "experiment": row.experiment, "encoder": row.encoder, "task": "trec"},
+            "status": status, "verdict": verdict.to_dict() if verdict else None,
+            "failures": verdict.failures() if verdict else [], "message": "" if verdict else "dataset 'trec' not found", "cpu_seconds": 60}
+
+
+def test_the_markdown_lists_every_row_and_its_verdicts_read_back(tmp_path):
+    failing = gate.Row("rcrn_table5", "rcrn_table5", "rcrn")
+    missing = gate.Row("rcrn_table5", "rcrn_table5", "bilstm")
+    unchecked = gate.Row("rcrn_table5", "rcrn_table5", "3l_bilstm")
+    md = gate.render([(failing, _entry(failing, gate.FAIL, _failing_verdict())),
+                      (missing, _entry(missing, gate.DATA_MISSING, key="fedcba9876543210" * 4)), (unchecked, None)],
+                     "Not checked: rcrn_table5 · rcrn_table5: 3l_bilstm.")
+    assert "## rcrn_table5" in md and "**30% after 300 steps** ✗" in md and "| data missing | dataset 'trec' not found" in md
+    assert "| not checked |" in md and "Rows: 1 data missing, 1 fail, 1 not checked; 2 CPU minutes" in md
+    path = tmp_path / gate.MARKDOWN
+    path.write_text(md)
+    read = gate.committed_lines(path)
+    assert read["0123456789abcdef"]["status"] == gate.FAIL
+    assert read["0123456789abcdef"]["failures"] == ["memorisation: 30% after 300 steps"]
+    assert read["fedcba9876543210"]["status"] == gate.DATA_MISSING
+    # A committed line is kept as it is when the markdown is written again without the cache.
+    again = gate.render([(failing, read["0123456789abcdef"]), (missing, read["fedcba9876543210"]), (unchecked, None)])
+    assert read["0123456789abcdef"]["line"] in again
+
+
+def test_a_committed_verdict_decides_without_checking(gate_on, monkeypatch, tmp_path):
+    overrides = [*gate_on, *SMALL]
+    row = gate.Row("synthetic_span_copy", "synthetic_span_copy", "bilstm")
+    key = gate.row_key(gate.row_config(row, overrides))
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / gate.MARKDOWN).write_text(gate.render([(row, _entry(row, gate.FAIL, _failing_verdict(), key))]))
+    monkeypatch.setattr(sanity, "check_model", lambda *a, **k: pytest.fail("a committed verdict was checked again"))
+    assert not gate.Gate().allows("synthetic_span_copy", "bilstm", overrides)
+
+
+@pytest.mark.slow  # checks a row for real (data, model, 300 steps at most), twice preparing data
+def test_the_script_checks_a_row_caches_it_and_reports_absent_data(gate_on, tmp_path, capsys):
+    main = load_script("sanity").main
+    args = ["default", "--only", "lstm1", *[a for o in [*gate_on, *SMALL] for a in ("--set", o)]]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "[1/1] default task · default: lstm1 (picking): checking" in out and "CPU min" in out
+    md = (tmp_path / "results" / gate.MARKDOWN).read_text()
+    assert "## default task" in md and "| `lstm1` | picking |" in md and "| pass |" in md
+    (cached,) = (tmp_path / "runs" / "sanity").glob("*.json")
+    assert json.loads(cached.read_text())["status"] == gate.PASS
+
+    assert main(args) == 0
+    assert "lstm1 (picking): pass (cached)" in capsys.readouterr().out
+    assert main([*args, "--plan"]) == 0 and "pass (cached)" in capsys.readouterr().out
+
+    empty = tmp_path / "no_data"
+    empty.mkdir()
+    assert main(["rcrn_table5", "--only", "bilstm", *[a for o in [*gate_on, f"paths.data_dir={empty}"] for a in ("--set", o)]]) == 0
+    md = (tmp_path / "results" / gate.MARKDOWN).read_text()
+    assert "## rcrn_table5" in md and "| data missing |" in md
+    assert "| `lstm1` | picking |" in md  # the table not asked for keeps its rows
