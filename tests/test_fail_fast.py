@@ -61,7 +61,7 @@ def test_a_data_folder_that_does_not_exist_is_never_a_download(tmp_path, monkeyp
     for variable in hub.OFFLINE_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setattr(hub, "answers", lambda *a, **k: True)  # even online
-    with pytest.raises(DatasetMissingError, match=r"typo, a folder that does not exist.*RNNBENCH_DATA names a folder that does not exist"):
+    with pytest.raises(DatasetMissingError, match=r"typo, which does not exist.*RNNBENCH_DATA names a folder that does not exist"):
         TrecReader().load(tmp_path / "typo")
 
 
@@ -89,7 +89,11 @@ def test_the_connection_check_uses_the_proxy_and_times_out(monkeypatch):
     monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("HF_ENDPOINT", "https://hub.example")
     assert hub.hub_address() == ("hub.example", 443)
-    monkeypatch.setattr(hub.socket, "create_connection", lambda *a, **k: time.sleep(3))  # a name lookup that hangs
+    def hangs(*args, **kwargs):  # a name lookup that hangs, then fails
+        time.sleep(3)
+        raise OSError("no answer")
+
+    monkeypatch.setattr(hub.socket, "create_connection", hangs)
     started = time.perf_counter()
     assert hub.answers("hub.example", 443, 0.5) is False  # the check gives up at its timeout
     assert time.perf_counter() - started < 2

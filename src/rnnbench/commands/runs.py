@@ -63,7 +63,7 @@ class RunEntry:
     task: str
     encoder: str
     seed: object
-    status: str  # done | in progress | interrupted | started | damaged record | folder missing
+    status: str  # done (or "done (did not train)") | in progress | interrupted | started | damaged record | folder missing
     folder: Path | None
     identity: str = ""
     record: dict = field(default_factory=dict)  # the full record.json (done runs), else the index line
@@ -104,7 +104,8 @@ def _entry_of_folder(folder: Path) -> RunEntry:
         try:
             record = json.loads((folder / RECORD).read_text())
             if isinstance(record, dict):
-                return RunEntry(record.get("task", task), record.get("encoder", encoder), record.get("seed", seed), "done",
+                status = "done" if record.get("status", "trained") == "trained" else f"done ({record['status']})"  # did not train
+                return RunEntry(record.get("task", task), record.get("encoder", encoder), record.get("seed", seed), status,
                                 folder, str(record.get("identity", short_identity)), record)
         except (OSError, ValueError):
             pass
@@ -226,11 +227,11 @@ def list_runs(args) -> int:
         print(f"no runs under {runs_dir}" + (" matching the filters" if args.task or args.encoder else ""))
         return 0
     entries.sort(key=lambda e: (e.task, e.encoder, str(e.seed), str(e.folder)))
-    rows = [[e.task, e.encoder, str(e.seed), overrides_of(e.record) if e.status == "done" else "", _score(e.score("dev")),
+    rows = [[e.task, e.encoder, str(e.seed), overrides_of(e.record) if e.status.startswith("done") else "", _score(e.score("dev")),
              _score(e.score("test")), "smoke" if e.smoke else "", e.status,
              e.folder.name if e.folder is not None else e.identity[:12]] for e in entries]
     print(_table(["task", "encoder", "seed", "overrides", "dev", "test", "smoke", "status", "run"], rows))
-    done = sum(e.status == "done" for e in entries)
+    done = sum(e.status.startswith("done") for e in entries)
     print(f"\n{len(entries)} runs under {runs_dir} ({done} done); dev and test: the task's selection metric; "
           "rnnbench runs compare A B sets two apart")
     return 0

@@ -99,7 +99,7 @@ def missing_dataset_error(reader: Reader, root: Path, missing: list[Path], note:
             expected.append(str(path.relative_to(root)))
         except ValueError:
             expected.append(str(path))
-    searched = root if root.is_dir() else f"{root}, a folder that does not exist,"
+    searched = root if root.is_dir() else f"{root}, which does not exist"
     return DatasetMissingError(reader.name, expected, searched, reader.source, note)
 
 
