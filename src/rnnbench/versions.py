@@ -7,5 +7,9 @@ run's identity (``rnnbench.results.identity``), so the runs it affects move to n
 folders and tables refuse to mix them with runs of the old version.
 """
 
-# The training loop, batching, vocabulary, embedding alignment and evaluation.
+# The training loop, batching, vocabulary, embedding alignment and evaluation. Not bumped for the
+# patience rule (results/patience.py: patience counts from the first epoch that beats the majority-class
+# baseline): it changes only runs that never beat it before early stopping ended them. Those are found
+# from their dev curves (status "needs re-run") and run again by make_table; every other run is what
+# the rule produces, so finished runs keep their identity.
 TRAINING = 1

@@ -5,6 +5,7 @@ import csv
 import math
 from pathlib import Path
 
+from rnnbench.results import patience
 from rnnbench.run import train
 from tests.helpers import smoke_config
 
@@ -28,10 +29,46 @@ def test_same_seed_same_metrics_different_seed_different_run(tmp_path):
     assert first["dev_loss"] < math.log(10) and second["dev_loss"] < first["dev_loss"] and second["train_loss"] < first["train_loss"]
 
 
-def test_early_stopping_and_best_epoch(tmp_path):
-    # lr 0 never improves after epoch 1: patience 2 stops after epoch 3.
+def _started_at_once(monkeypatch):
+    """A majority-class baseline every dev score beats: patience counts from epoch 1."""
+    monkeypatch.setattr(patience, "task_baseline", lambda task, dev: -1.0)
+
+
+def test_early_stopping_and_best_epoch(tmp_path, monkeypatch):
+    # lr 0 never improves after epoch 1: once the run has started, patience 2 stops after epoch 3.
+    _started_at_once(monkeypatch)
     rec = train(smoke_config(tmp_path, *TINY, "trainer.epochs=10", "trainer.patience=2", "trainer.lr=0.0"), say=_quiet)
-    assert rec["epochs_run"] == 3 and rec["best_epoch"] == 1
+    assert rec["epochs_run"] == 3 and rec["best_epoch"] == 1 and rec["status"] == "trained" and rec["majority_baseline"] == -1.0
+
+
+def test_a_run_that_never_beats_the_majority_class_score_runs_to_its_cap_and_did_not_train(tmp_path):
+    """lr 0: the dev accuracy stays at its untrained value, never above the dev split's most common
+    digit's share. Patience never starts counting (it stopped such a run after 3 epochs before), and
+    the record says the run did not train."""
+    rec = train(smoke_config(tmp_path, *TINY, "trainer.epochs=6", "trainer.patience=2", "trainer.lr=0.0"), say=_quiet)
+    assert rec["epochs_run"] == 6 and rec["status"] == "did not train"
+    assert all(h["dev_accuracy"] <= rec["majority_baseline"] for h in rec["history"])
+    assert 0.1 <= rec["majority_baseline"] < 0.5  # ten digits, 60 dev examples
+
+
+def test_a_run_stopped_before_it_started_goes_on_when_resumed(tmp_path, monkeypatch):
+    """A checkpoint saved under the earlier rule (stopped at chance by patience) resumes under the
+    rule and trains on to its cap, as a run trained under the rule from the start does."""
+    from rnnbench.results.records import DONE, RECORD
+
+    args = (*TINY, "trainer.epochs=6", "trainer.patience=2", "trainer.lr=0.0")
+    with monkeypatch.context() as m:
+        _started_at_once(m)  # what the earlier rule did: every epoch counted
+        stopped = train(smoke_config(tmp_path / "old", *args), say=_quiet)
+    assert stopped["epochs_run"] == 3
+    (Path(stopped["run_dir"]) / DONE).unlink()
+    (Path(stopped["run_dir"]) / RECORD).unlink()
+    said = []
+    resumed = train(smoke_config(tmp_path / "old", *args), say=said.append)
+    fresh = train(smoke_config(tmp_path / "new", *args), say=_quiet)
+    assert any("it goes on (patience counts from the first epoch that beats it)" in line for line in said)
+    assert resumed["epochs_run"] == fresh["epochs_run"] == 6 and resumed["status"] == fresh["status"] == "did not train"
+    assert [h["dev_loss"] for h in resumed["history"]] == [h["dev_loss"] for h in fresh["history"]]
 
 
 def test_csv_logger_writes_each_epoch_and_wandb_runs_disabled(tmp_path, monkeypatch):
@@ -42,7 +79,7 @@ def test_csv_logger_writes_each_epoch_and_wandb_runs_disabled(tmp_path, monkeypa
     monkeypatch.setenv("WANDB_MODE", "disabled")
     rec = train(smoke_config(tmp_path / "w", *TINY, "logger=wandb"), say=_quiet)
     plain = train(smoke_config(tmp_path / "n", *TINY), say=_quiet)  # no logger: a logger changes no number
-    untimed = [[{k: v for k, v in h.items() if "seconds" not in k} for h in r["history"]] for r in (rec, plain)]
+    untimed = [[{k: v for k, v in h.items() if "seconds" not in k and k != "load_average"} for h in r["history"]] for r in (rec, plain)]
     assert rec["test"] == plain["test"] and untimed[0] == untimed[1]
 
 

@@ -30,6 +30,24 @@ def registry() -> dict[str, Metric]:
     return metrics
 
 
+def _baselines() -> dict[str, Callable[[list[dict]], float]]:
+    out: dict = {}
+    for info in pkgutil.iter_modules(__path__):
+        out.update(getattr(importlib.import_module(f"{__name__}.{info.name}"), "BASELINES", {}))
+    return out
+
+
+def has_majority_baseline(name: str) -> bool:
+    return name in _baselines()
+
+
+def majority_baseline(name: str, records: list[dict]) -> float | None:
+    """Metric ``name``'s score of always predicting the most common gold of ``records`` (the
+    majority class), or None where that is not defined (ranking, generation, language modelling)."""
+    baseline = _baselines().get(name)
+    return None if baseline is None else baseline(records)
+
+
 def implementations() -> dict[str, str]:
     """Which implementation produced each metric computed in this process (e.g. METEOR by
     the Java jar or nltk's fallback), from modules that export ``implementations()``."""

@@ -72,6 +72,8 @@ def build_record(
     best_dev: dict,
     history: list[dict],
     tokens: int,
+    status: str,
+    majority_baseline: float | None,
     train_seconds: float,
     test_scores: dict,
     test_stats: dict,
@@ -107,6 +109,10 @@ def build_record(
         "metric_implementations": metric_implementations,
         "kernel_implementations": kernel_implementations,  # {kernel op: implementation that ran}
         "history": history,
+        # The patience rule (results/patience.py): "trained", or "did not train" (never beat the
+        # dev split's majority-class score, the baseline; None where the task's metric has none).
+        "status": status,
+        "majority_baseline": majority_baseline,
         "seconds_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
         "tokens_per_second": tokens / max(train_seconds, 1e-9),
         # Inference cost: the test pass (scoring excluded) over the examples it predicted.

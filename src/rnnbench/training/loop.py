@@ -3,9 +3,11 @@
 ``fit`` reads top to bottom: build the run (data, model, optimiser), resume from
 ``last.pt`` if there is one, then per epoch ``train_epoch`` -> ``evaluate`` on dev ->
 ``end_epoch`` (history, best weights, early stopping) -> checkpoint, and finally
-``test_best`` and the record (``results/run_record.py``). The position reached lives in a
-``TrainState`` (``checkpoint.py``); batch order is a function of (seed, epoch), so a
-resumed run replays exactly what is missing.
+``test_best`` and the record (``results/run_record.py``). Early stopping's patience counts
+from the first epoch whose dev score beats the dev split's majority-class score
+(``results/patience.py``); a run that never does is recorded as "did not train". The
+position reached lives in a ``TrainState`` (``checkpoint.py``); batch order is a function
+of (seed, epoch), so a resumed run replays exactly what is missing.
 
 The training step does not wait for the device: losses stay on it and are read back
 (``_Losses.flush``) only at logging steps, checkpoints and the end of the epoch.
@@ -32,6 +34,7 @@ from rnnbench.kernels import dispatch
 from rnnbench.metrics import check_names
 from rnnbench.metrics import implementations as metric_implementations
 from rnnbench.progress import progress_bar
+from rnnbench.results import patience
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.results.run_record import build_record
 from rnnbench.training import checkpoint, distributed
@@ -85,6 +88,13 @@ class Run:
     dist: Dist  # this process's rank among those training the run (rank 0 of 1 without torchrun)
     logger: object
     say: object
+    baseline: float | None = None  # the dev split's majority-class score on the select metric (None: patience counts from epoch 1)
+
+    def dev_curve(self, state: TrainState) -> list[float | None]:
+        return [h.get(f"dev_{self.cfg.task.select_metric}") for h in state.history]
+
+    def lower_is_better(self) -> bool:
+        return self.cfg.task.get("select_mode", "max") == "min"
 
     def save_last(self, state: TrainState) -> None:
         """``last.pt``, written by rank 0; every rank's RNG state goes in (a collective: all ranks call it)."""
@@ -209,7 +219,7 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
     """Add the epoch to the history and the logs, keep the best weights, decide whether to stop."""
     task, t = run.cfg.task, run.cfg.trainer
     dev_scores, dev_loss = dev.scores, dev.loss
-    select, lower_is_better = task.select_metric, task.get("select_mode", "max") == "min"  # min: e.g. bits per character
+    select, lower_is_better = task.select_metric, run.lower_is_better()  # min: e.g. bits per character
     value = dev_scores[select]
     improved = state.best is None or (value < state.best if lower_is_better else value > state.best)
     losses, state.losses = state.losses, []
@@ -223,18 +233,31 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
     run.say(f"epoch {state.epoch + 1}: dev {select} {value:.4f} (train loss {entry['train_loss']:.4f}, dev loss {dev_loss:.4f})"
             f"{' *best*' if improved else ''}; {seconds:.1f}s")
     if improved:
-        state.best, state.best_epoch, state.bad_epochs, state.best_dev = value, state.epoch + 1, 0, dev_scores
+        state.best, state.best_epoch, state.best_dev = value, state.epoch + 1, dev_scores
         if run.dist.main:
             checkpoint.save(run.run_dir / checkpoint.BEST, **bundle(run.model, run.cfg, run.data))  # self-contained: rnnbench.load
-    else:
-        state.bad_epochs += 1
+    # Epochs before the first one that beats the majority-class baseline are not counted.
+    state.bad_epochs = patience.bad_epochs_after(state.bad_epochs, improved, patience.started(run.dev_curve(state), run.baseline, lower_is_better))
     # An encoder may change its objective after a dev score (FHE Table 3 enforces its sparsity penalty once the
     # dev accuracy is reached): the best epoch is then chosen among the epochs trained with the new objective.
     if run.model.encoder.on_dev_score(value):
         state.best, state.bad_epochs = (float("inf") if lower_is_better else float("-inf")), 0
     state.epoch += 1
     state.batch = 0
-    state.stopped = bool(t.patience) and state.bad_epochs >= t.patience
+    state.stopped = patience.should_stop(state.bad_epochs, t.patience)
+
+
+def apply_patience_rule(run: Run, state: TrainState) -> None:
+    """A resumed state decided by the rule: one saved before the rule existed may have counted
+    (and stopped on) epochs before the run beat the majority-class baseline. It goes on from
+    where it stopped, as if trained under the rule from the start (batch order and RNG state
+    are saved: the result is the same)."""
+    if patience.started(run.dev_curve(state), run.baseline, run.lower_is_better()) or not (state.bad_epochs or state.stopped):
+        return
+    if state.stopped:
+        run.say(f"epoch {state.epoch}: early stopping ended this run before its dev score beat the majority-class baseline "
+                f"({run.baseline:.4f}); it goes on (patience counts from the first epoch that beats it)")
+    state.bad_epochs, state.stopped = 0, False
 
 
 def test_best(run: Run) -> Evaluation:
@@ -319,12 +342,14 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
                           "(frozen embeddings, no encoder weights, a head without weights); use an encoder with weights or embedding.freeze=false")
     optimizer = build_optimizer(cfg, trainable)
     splits = _truncated(data.splits, data.fields, t.truncate)
-    run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say)
+    baseline = patience.task_baseline(cfg.task, data.raw["dev"])
+    run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say, baseline=baseline)
     n_params = model.encoder.num_parameters()
     say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test; "
         f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")
 
     state = resume(run)  # a damaged last.pt is moved aside: restart
+    apply_patience_rule(run, state)
     run.train_model = distributed.wrap(model, dist, device)
     if dist.main:
         run.logger = make_logger(cfg, run_dir, run_dir.name)
@@ -336,6 +361,9 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
             raise RunInterrupted(f"interrupted after epoch {state.epoch}; checkpoint saved: run the same command to resume ({run_dir})")
         if state.stopped:
             say(f"early stop: no dev improvement for {t.patience} epochs")
+    status = patience.outcome(run.dev_curve(state), baseline, len(state.history), t.epochs, run.lower_is_better())
+    if status != patience.TRAINED:
+        say(f"did not train: no dev {cfg.task.select_metric} beat the majority-class baseline {baseline:.4f} in {len(state.history)} epochs")
 
     test = test_best(run)
     run.logger.log({f"test_{k}": v for k, v in test.scores.items()}, step=state.step)
@@ -345,7 +373,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     return build_record(
         cfg, run_dir, device=device, encoder_parameters=n_params, model_parameters=sum(p.numel() for p in model.parameters()),
         best_epoch=state.best_epoch, best_dev=state.best_dev, history=state.history, tokens=state.tokens, train_seconds=state.train_seconds,
-        test_scores=test.scores, test_stats=test.stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
+        status=status, majority_baseline=baseline, test_scores=test.scores, test_stats=test.stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
         data={"train": len(splits["train"]), "dev": len(splits["dev"]), "test": len(splits["test"]), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
         metric_implementations={k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
         kernel_implementations=dispatch.implementations_used(), world_size=dist.world,
