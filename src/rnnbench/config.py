@@ -118,8 +118,10 @@ class ProtocolConf:
     """How a table's sweep compares encoders (``make table-...`` applies it; docs/comparing.md).
 
     Every encoder gets the same budget: its learning rate is chosen from ``lr_grid`` on the
-    mean dev score of the first ``select_seeds`` seeds (test is never looked at), then the
-    remaining ``seeds`` run at the chosen rate. Epoch cap and patience are the config's."""
+    mean dev score of the first ``select_seeds`` seeds (test is never looked at), extending the grid
+    past an edge the choice sits at (``max_grid_extensions``), then the remaining ``seeds`` run at
+    the chosen rate. Epoch cap and patience are the config's; patience counts from the first epoch
+    that beats the dev split's majority-class score (results/patience.py)."""
 
     seeds: List[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])  # paired: a seed gives every encoder the same data order
     lr_grid: List[float] = field(default_factory=list)  # empty: the config's trainer.lr only
@@ -127,6 +129,9 @@ class ProtocolConf:
     # Another experiment of the same table whose selection gives each encoder its rate here (RCRN
     # Table 1: one domain's choice for all, under half the runs); then every seed runs at that rate.
     lr_from: Optional[str] = None
+    # A choice at the grid's smallest or largest rate extends the grid one step past that edge (x0.5, x2)
+    # and is made again, at most this many times (0: never); results/protocol.py choose_rate.
+    max_grid_extensions: int = 3
     confidence: float = 0.95  # of the intervals in the table and the claims ledger
     bootstrap_samples: int = 10000  # paired bootstrap over test items
 

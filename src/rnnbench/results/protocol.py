@@ -5,11 +5,20 @@ Per encoder, the same budget: every rate of ``lr_grid`` runs on the first
 never looked at); the remaining seeds run at that rate. The table reports all
 ``seeds`` at the chosen rate. Seeds are paired: seed s gives every encoder the
 same data order, so differences between encoders can be taken seed by seed.
+
+A choice at the grid's edge (its smallest or largest rate) may be under-tuned: the best rate
+may lie beyond. The grid then grows one step past that edge (x0.5 below the smallest, x2
+above the largest: the spacing of the paper grids), the selection seeds run at the new rate,
+and the choice is made again, until it is interior or ``max_grid_extensions`` steps were
+added (``choose_rate``; ``RateChoice.statement`` says which, under the table).
 """
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rnnbench.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -37,7 +46,22 @@ def borrowed(protocol) -> str | None:
 def selection_jobs(encoder: str, protocol, config_lr: float) -> list[Job]:
     if borrowed(protocol):  # the rate is chosen on another experiment's selection runs
         return []
-    return [Job(encoder, seed, lr, "select") for lr in grid(protocol, config_lr) for seed in selection_seeds(protocol)]
+    return [job for lr in grid(protocol, config_lr) for job in selection_jobs_at(encoder, protocol, lr)]
+
+
+def selection_jobs_at(encoder: str, protocol, lr: float) -> list[Job]:
+    """The selection seeds' runs at one rate (of the grid, or added past its edge)."""
+    return [Job(encoder, seed, lr, "select") for seed in selection_seeds(protocol)]
+
+
+def choice_jobs(encoder: str, protocol, config_lr: float, choice: "RateChoice | None") -> list[Job]:
+    """The selection runs an encoder's choice is made on: the grid's, those at rates added past its
+    edges, and those at the rate the choice now waits for (``RateChoice.pending``). No choice (a
+    grid of one rate, none made yet) or a borrowed one: the grid's (``selection_jobs``)."""
+    if choice is None or borrowed(protocol):
+        return selection_jobs(encoder, protocol, config_lr)
+    rates = [*choice.rates, *([choice.pending] if choice.pending is not None else [])]
+    return [job for lr in rates for job in selection_jobs_at(encoder, protocol, lr)]
 
 
 def only_rate(protocol, config_lr: float) -> float | None:
@@ -64,8 +88,102 @@ def choose_lr(dev_by_lr: dict[float, list[float]], lower_is_better: bool = False
     return best_lr
 
 
-def describe(protocol, config_lr: float, epochs: int, patience: int, threads) -> str:
-    """The budget rule, one sentence, written under every table."""
+# The grid's step past an edge: the paper grids halve and double (LSTM-baseline's {8e-4, ..., 5e-5}).
+BELOW, ABOVE = 0.5, 2.0
+DEFAULT_MAX_GRID_EXTENSIONS = 3
+
+
+def max_grid_extensions(protocol) -> int:
+    """``table.protocol.max_grid_extensions``: how many rates may be added past the grid's edges."""
+    value = protocol.get("max_grid_extensions", DEFAULT_MAX_GRID_EXTENSIONS)
+    value = DEFAULT_MAX_GRID_EXTENSIONS if value is None else int(value)
+    if value < 0:
+        raise ConfigError(f"table.protocol.max_grid_extensions={value}: must be at least 0 (0: never extend the grid)")
+    return value
+
+
+def past_edge(rates: list[float], chosen: float) -> float | None:
+    """The next rate past the edge ``chosen`` sits at (x0.5 below the smallest, x2 above the
+    largest); None when it is interior, or when a grid of one rate leaves nothing chosen."""
+    if len(rates) < 2:
+        return None
+    if chosen == min(rates):
+        return chosen * BELOW
+    if chosen == max(rates):
+        return chosen * ABOVE
+    return None
+
+
+def _rates(rates) -> str:
+    return "{" + ", ".join(f"{x:g}" for x in sorted(rates, reverse=True)) + "}"
+
+
+@dataclass(frozen=True)
+class RateChoice:
+    """An encoder's learning-rate choice under the protocol, with the grid it was made on."""
+
+    lr: float | None  # the chosen rate; None while a rate of the configured grid lacks its selection runs
+    rates: tuple[float, ...]  # the rates chosen among: the configured grid, then the rates added past its edges
+    added: int  # how many of ``rates`` were added past an edge
+    limit: int  # table.protocol.max_grid_extensions
+    pending: float | None = None  # the rate past the edge still without its selection runs: ``lr`` is provisional
+    dev_by_lr: dict = field(default_factory=dict, compare=False)  # {rate: selection seeds' dev scores}
+
+    def at_edge(self) -> bool:
+        return self.lr is not None and past_edge(list(self.rates), self.lr) is not None
+
+    def statement(self) -> str:
+        """What the table says of the choice: the grid's extension and whether the choice is interior
+        ("" for a choice inside the grid as configured, a grid of one rate, or no choice yet)."""
+        if self.lr is None or len(self.rates) < 2:
+            return ""
+        extended = f"grid extended to {_rates(self.rates)}" if self.added else ""
+        side = "smallest" if self.lr == min(self.rates) else "largest"
+        if self.pending is not None:
+            return ((f"{extended}; " if extended else "")
+                    + f"the choice is the grid's {side} rate and provisional: the selection runs at {self.pending:g}, "
+                    f"one step past that edge, have not run yet")
+        if not self.at_edge():
+            return f"{extended}; choice interior" if extended else ""
+        if not self.limit:
+            return f"the choice is the grid's {side} rate, still at the edge: grid extension is off (table.protocol.max_grid_extensions=0)"
+        return f"{extended}; limit of {self.limit} extension(s) hit at {self.lr:g}: still at the edge"
+
+
+def choose_rate(protocol, config_lr: float, dev_scores: Callable[[float], list[float] | None],
+                lower_is_better: bool = False) -> RateChoice:
+    """The learning rate under the protocol, extending the grid past the edge the choice sits at.
+
+    ``dev_scores(lr)`` gives the selection seeds' dev scores at a rate (running them where the
+    caller may), or None while one is missing: a rate of the configured grid without them leaves
+    no choice; an added rate without them leaves the edge choice provisional (``pending``)."""
+    rates = grid(protocol, config_lr)
+    limit = max_grid_extensions(protocol)
+    dev_by_lr: dict[float, list[float]] = {}
+    for lr in rates:
+        scores = dev_scores(lr)
+        if scores is None:
+            return RateChoice(None, tuple(rates), 0, limit, None, dev_by_lr)
+        dev_by_lr[lr] = scores
+    added = 0
+    while True:
+        chosen = choose_lr(dev_by_lr, lower_is_better)  # ties go to the rate listed first: the configured grid's
+        beyond = past_edge(rates, chosen)
+        if beyond is None or added >= limit:
+            return RateChoice(chosen, tuple(rates), added, limit, None, dev_by_lr)
+        scores = dev_scores(beyond)
+        if scores is None:
+            return RateChoice(chosen, tuple(rates), added, limit, beyond, dev_by_lr)
+        rates.append(beyond)
+        dev_by_lr[beyond] = scores
+        added += 1
+
+
+def describe(protocol, config_lr: float, epochs: int, patience: int, threads, select_metric: str | None = None,
+             majority_rule: bool | None = None) -> str:
+    """The budget rule, one sentence, written under every table. ``majority_rule``: whether patience
+    counts from the first epoch that beats the majority-class baseline on ``select_metric``
+    (``results/patience.py``; False: the metric has none; None: not said)."""
     lrs = grid(protocol, config_lr)
     sel = selection_seeds(protocol)
     seeds = [int(s) for s in protocol.seeds]
@@ -74,11 +192,20 @@ def describe(protocol, config_lr: float, epochs: int, patience: int, threads) ->
         lr_part = (f"each encoder's learning rate as chosen on {borrowed(protocol)} (its selection runs, test never "
                    f"consulted), seeds {', '.join(map(str, seeds))} at that rate")
     elif len(lrs) > 1:
+        limit = max_grid_extensions(protocol)
+        extension = (f", the grid extended one step past the edge the choice sits at (x{BELOW:g} below its smallest rate, "
+                     f"x{ABOVE:g} above its largest) and the choice made again, until it is interior or {limit} rate(s) were added"
+                     if limit else ", the grid never extended (table.protocol.max_grid_extensions=0)")
         lr_part = (f"learning rate chosen from {{{', '.join(f'{x:g}' for x in lrs)}}} on the mean dev score of seeds "
-                   f"{', '.join(map(str, sel))} (test never consulted)"
-                   + (f", then seeds {', '.join(map(str, rest))} at the chosen rate" if rest else ""))
+                   f"{', '.join(map(str, sel))} (test never consulted){extension}"
+                   + (f"; then seeds {', '.join(map(str, rest))} at the chosen rate" if rest else ""))
     else:
         lr_part = f"learning rate {lrs[0]:g}, seeds {', '.join(map(str, seeds))}"
     stop = f"early stopping with patience {patience}" if patience else "no early stopping"
+    if majority_rule:
+        stop += ((f" counted from the first epoch whose dev {select_metric} beats the dev split's majority-class score" if patience else "")
+                 + f" (a run whose dev {select_metric} never beats it within the cap did not train: not averaged)")
+    elif majority_rule is not None and patience:
+        stop += f" counted from the first epoch ({select_metric} has no majority-class baseline)"
     return (f"Protocol, the same for every encoder: {lr_part}; at most {epochs} epochs, {stop}; "
             f"{threads if threads else 'default'} CPU thread(s) per run; a run whose selected epoch is within one of the cap is flagged not converged.")
