@@ -141,6 +141,8 @@ def test_evaluate_verb_reproduces_the_recorded_test_scores(picking_runs, capsys)
     assert code == 0 and f"accuracy {record['test']['accuracy']:.4f}" in out and "recorded by the run" in out
     code, out, _ = run_main(["evaluate", str(full), "--split", "dev"], capsys)
     assert code == 0 and "\ndev: accuracy" in out
+    code, out, _ = run_main(["evaluate", str(full), "--split", "test", "trainer.eval_batch_size=8"], capsys)  # overrides after options
+    assert code == 0 and "eval_batch_size=8" in out and f"accuracy {record['test']['accuracy']:.4f}" in out
 
 
 def test_evaluate_verb_bad_input_is_one_line(picking_runs, capsys, tmp_path):
@@ -217,6 +219,8 @@ def test_predict_verb_on_the_picking_task_takes_its_question(picking_runs, capsy
     code, out, _ = run_main(["predict", str(full), "3 1 4 1 5 9 2 6", "--field", "question=5", "--json"], capsys)
     answer = json.loads(out)
     assert code == 0 and answer["tokens"] == {"tokens": list("31415926")} and answer["prediction"] in [str(d) for d in range(10)]
+    code, out, _ = run_main(["predict", str(full), "--field", "question=5", "31415926", "--json"], capsys)  # the text after an option
+    assert code == 0 and json.loads(out)["prediction"] == answer["prediction"]
     code, _, err = run_main(["predict", str(full), "3 1 4"], capsys)
     assert code == 2 and "also needs 'question'" in err
 

@@ -53,7 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in PASS_THROUGH:
             module = importlib.import_module(f"rnnbench.commands.{VERBS[argv[0]][0]}")
             return int(getattr(module, PASS_THROUGH[argv[0]])(argv[1:]) or 0)
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        # Positional arguments after an option (`evaluate RUN --split dev key=value`) are what argparse
+        # leaves over: they join the verb's list of positionals (its `extras`), options never do.
+        if extra and (not getattr(args, "extras", None) or any(e.startswith("-") for e in extra)):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        if extra:
+            getattr(args, args.extras).extend(extra)
         return int(args.run(args) or 0)
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)

@@ -25,7 +25,7 @@ def add_parser(verbs, verb: str, summary: str) -> None:
     parser.add_argument("run_folder", metavar="RUN", help="a finished run's folder (runs/<task>/<encoder>/s<seed>-<identity>)")
     parser.add_argument("--split", default="test", help="train, dev or test (default: test)")
     parser.add_argument("overrides", nargs="*", metavar="OVERRIDE", help="key=value: task.reader.*, paths.* or an evaluation setting")
-    parser.set_defaults(run=_run)
+    parser.set_defaults(run=_run, extras="overrides")
 
 
 def _run(args) -> int:

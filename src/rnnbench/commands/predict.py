@@ -39,7 +39,7 @@ def add_parser(verbs, verb: str, summary: str) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object: prediction, probabilities, tokens")
     parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--show-fields", action="store_true", help="list the fields the run's model reads, and stop")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, extras="texts")
 
 
 def input_of(task: str, fields: list[str], extra_inputs: tuple[str, ...], texts: list[str], hypothesis: str | None = None,
