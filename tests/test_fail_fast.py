@@ -61,8 +61,18 @@ def test_a_data_folder_that_does_not_exist_is_never_a_download(tmp_path, monkeyp
     for variable in hub.OFFLINE_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setattr(hub, "answers", lambda *a, **k: True)  # even online
-    with pytest.raises(DatasetMissingError, match=r"typo, which does not exist.*RNNBENCH_DATA names a folder that does not exist"):
+    with pytest.raises(DatasetMissingError, match=r"typo, which does not exist.*RNNBENCH_DATA or paths.data_dir names a folder that"):
         TrecReader().load(tmp_path / "typo")
+
+
+def test_a_fresh_clone_without_data_reads_the_hub_copy(tmp_path, monkeypatch):
+    """The default data/ absent (RNNBENCH_DATA unset): the hub copy is what a new user reads."""
+    monkeypatch.chdir(tmp_path)
+    for variable in (*hub.OFFLINE_VARIABLES, "RNNBENCH_DATA"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(hub, "answers", lambda *a, **k: True)
+    monkeypatch.setattr(TrecReader, "read_hub", lambda self: {"train": [], "dev": [], "test": []})
+    assert TrecReader().load(Path("data")) == {"train": [], "dev": [], "test": []}
 
 
 def test_offline_variables_skip_the_connection_check(tmp_path, monkeypatch, no_download):

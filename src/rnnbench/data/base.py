@@ -9,7 +9,6 @@ batcher numericalise it and give it a mask. Readers know nothing of models.
 from __future__ import annotations
 
 import gzip
-import os
 import random
 import zipfile
 import zlib
@@ -103,16 +102,21 @@ def missing_dataset_error(reader: Reader, root: Path, missing: list[Path], note:
     return DatasetMissingError(reader.name, expected, searched, reader.source, note)
 
 
+DEFAULT_DATA_DIR = Path("data")  # config.PathsConf's data_dir when RNNBENCH_DATA is unset
+
+
 def hub_note(reader: Reader, root: Path) -> str:
     """Why the hub copy will not be tried ('' when it will). Checked before any download: a
-    data folder named by RNNBENCH_DATA that does not exist is a wrong path, not a request to
-    download; offline (hub.offline_reason) a download would only retry for half a minute."""
+    data folder that does not exist, named by RNNBENCH_DATA or paths.data_dir, is a wrong
+    path, not a request to download (a fresh clone's absent ``data/`` is); offline
+    (hub.offline_reason) a download would only retry for half a minute."""
     from rnnbench.data import hub
 
     if not reader.hub_id:
         return "no hub copy is known"
-    if os.environ.get("RNNBENCH_DATA") and not root.is_dir():
-        return f"hub copy {reader.hub_id!r} not tried (RNNBENCH_DATA names a folder that does not exist: check the path)"
+    if not root.is_dir() and root != DEFAULT_DATA_DIR:
+        return (f"hub copy {reader.hub_id!r} not tried (RNNBENCH_DATA or paths.data_dir names a folder that does not exist: "
+                "check the path, or create the folder to read the hub copy)")
     reason = hub.offline_reason()
     return f"hub copy {reader.hub_id!r} not tried ({reason})" if reason else ""
 
