@@ -1,4 +1,4 @@
-"""What `python train.py` prints when something is wrong: one line, never a traceback.
+"""What `rnnbench train` and `python train.py` print when something is wrong: one line, never a traceback.
 
 - Our errors (``RnnbenchError``): ``error: <message>``, exit status 2 (130 for Ctrl-C).
 - Hydra's own config errors (an unknown key, a value outside an enum, a missing config
