@@ -307,20 +307,48 @@ def test_a_table_of_two_experiments_states_each_ones_learning_rate_choice():
     assert one == ["Learning rate of `dt_gru`, mean dev accuracy over the selection seeds: 0.001: 60.0, 0.0005: 70.0 (chosen)."]
 
 
-def test_a_rate_chosen_at_the_edge_of_the_grid_is_flagged():
-    """LSTM-baseline Table 1: the Res-V2 row chose 2e-4, the largest of {2e-4, 1e-4, 5e-5}; a reader
-    should know its best rate may lie beyond the grid. A rate inside the grid gets no note."""
-    def rows_choosing(best):
-        return [{"model": "M", "encoder": "2l_lstm", "variant": "", "dataset": "SST-5", "metric": "accuracy", "lr": lr,
-                 "phase": "select", "dev": 44.0 if lr == best else 40.0, "reported": "yes" if lr == best else "no"}
-                for lr in (2e-4, 1e-4, 5e-5)]
-    (largest,) = report.selection_lines(rows_choosing(2e-4), 1, "accuracy")
-    assert largest.endswith("0.0002: 44.0 (chosen), 0.0001: 40.0, 5e-05: 40.0; the chosen rate is the grid's largest: "
-                            "a larger one, outside the grid, might score better.")
-    (smallest,) = report.selection_lines(rows_choosing(5e-5), 1, "accuracy")
-    assert "the grid's smallest: a smaller one" in smallest
-    (inside,) = report.selection_lines(rows_choosing(1e-4), 1, "accuracy")
-    assert inside.endswith("5e-05: 40.0.") and "grid's" not in inside
+def test_the_rate_choice_is_read_from_the_evidence_with_the_grid_extensions_statement():
+    """MZU Table 6: mzu_cap chose 5e-4, the smallest rate of {2e-3, 1e-3, 5e-4}. The protocol extends
+    the grid past that edge; the evidence stores the chosen rate and what the table says of the grid,
+    and the selection line prints both (no warning re-derived from the rates)."""
+    statement = "grid extended to {0.002, 0.001, 0.0005, 0.00025}; choice interior"
+    rows = [{"model": "M", "encoder": "mzu_cap", "variant": "", "dataset": "Laptop-DS", "metric": "accuracy", "lr": lr,
+             "phase": "select", "dev": {2.5e-4: 60.0, 5e-4: 62.0}.get(lr, 55.0), "reported": "yes" if lr == 5e-4 else "no",
+             "chosen_lr": 5e-4, "lr_choice": statement}
+            for lr in (2e-3, 1e-3, 5e-4, 2.5e-4)]
+    (line,) = report.selection_lines(rows, 1, "accuracy")
+    assert line.endswith("0.0005: 62.0 (chosen), 0.00025: 60.0; " + statement + ".")
+    # evidence written before the stored choice: the reported runs' rate, and no statement
+    old = [{k: v for k, v in r.items() if k not in ("chosen_lr", "lr_choice")} for r in rows]
+    (line,) = report.selection_lines(old, 1, "accuracy")
+    assert line.endswith("0.0005: 62.0 (chosen), 0.00025: 60.0.") and "grid's" not in line
+
+
+def test_a_run_that_did_not_train_is_shown_and_counted_not_averaged(tmp_path):
+    """RCRN Table 4: 3l_bilstm seed 3 sat at chance and its 59% was averaged in as converged. A run
+    whose status is "did not train" is left out of the mean and the interval, and the cell, the cost
+    table and a footnote say so; one made before the rule that it would change is marked to re-run."""
+    rows, items = _evidence(tmp_path)
+    for r in rows:
+        r["majority"] = 50.0
+        r["status"] = "trained"
+        if r["encoder"] == "3l_bilstm" and r["seed"] == 3:
+            r["status"], r["test"] = "did not train", 20.0
+    evidence.write_csv(tmp_path / "t.csv", rows)
+    rows = evidence.read_csv(tmp_path / "t.csv")
+    assert [evidence.did_not_train(r) for r in rows].count(True) == 1 and not any(evidence.needs_rerun(r) for r in rows)
+    md = _render(tmp_path, rows, items)[0].read_text()
+    assert "| 88.2 ± 0.1 (n=2); 1 of 3 runs did not train |" in md  # seeds 1-2: 88.1, 88.2; seed 3's 20.0 not averaged
+    assert "1 of 3 runs **did not train** or need a re-run" in md
+    assert "Did not train (no dev score beat the dev split's majority-class score" in md
+    assert "`3l_bilstm` seed 3 on TREC (majority-class dev score 50.0)" in md
+
+    for r in rows:
+        if r["encoder"] == "3l_bilstm":
+            r["status"] = "did not train" if r["seed"] != 1 else "needs re-run"
+    md = _render(tmp_path, rows, items, "all")[0].read_text()
+    assert "| `3l_bilstm` | 95.4 | 2 of 3 runs did not train, 1 to re-run (patience rule) |  |" in md  # no mean, no difference
+    assert "To re-run under the patience rule" in md and "`3l_bilstm` seed 1 on TREC" in md
 
 
 def test_the_cost_table_names_each_datasets_rate_and_cap_where_they_differ():

@@ -5,6 +5,13 @@ the per-item test scores the paired bootstrap needs.
 selection runs too, marked by ``phase``); ``results/<table>.items.csv.gz`` holds, for
 the runs the table reports, each test item's score. A table is rendered from these
 files alone, so it can be regenerated (and checked) without the runs.
+
+Each row also says what the protocol decided about its run: ``status`` under the patience
+rule (``results/patience.py``: "trained", "did not train", "needs re-run"; empty in rows
+written before the rule), ``majority`` (the dev split's majority-class score on the metric
+runs select on, in table units; empty where the metric has none), ``chosen_lr`` (the rate the
+protocol chose for the run's encoder in its experiment; empty while none is) and
+``lr_choice`` (what the table says of that choice: the grid's extension past an edge).
 """
 from __future__ import annotations
 
@@ -14,13 +21,17 @@ import io
 import json
 from pathlib import Path
 
+from rnnbench.results import patience
+
 FIELDS = [
     "model", "encoder", "variant", "dataset", "metric", "seed", "lr", "phase", "reported", "dev", "test",
     "selected_epoch", "epoch_cap", "epochs_run", "seconds_per_epoch", "inference_seconds_per_example",
     "parameters", "threads", "commit", "versions", "device", "hardware", "dev_curve", "run",
+    "status", "majority", "chosen_lr", "lr_choice",
 ]
 NUMERIC = {"seed": int, "lr": float, "dev": float, "test": float, "selected_epoch": int, "epoch_cap": int, "epochs_run": int,
-           "seconds_per_epoch": float, "inference_seconds_per_example": float, "parameters": int}
+           "seconds_per_epoch": float, "inference_seconds_per_example": float, "parameters": int, "majority": float,
+           "chosen_lr": float}
 ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score"]
 
 
@@ -30,6 +41,7 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
     learning-rate grid run) or "final"; ``reported``: the run is at the encoder's chosen rate."""
     trainer = record["config"]["trainer"]
     hw = record.get("hardware", {})
+    majority = record.get("majority_baseline")
     rows = []
     for column, metric in columns.items():
         dev, test, curve = split_values(record, metric)
@@ -47,6 +59,7 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
             "device": hw.get("device", ""), "hardware": hw.get("gpu") or hw.get("cpu", ""),
             "dev_curve": ";".join("" if v is None else f"{v * scale:.6g}" for v in curve),
             "run": Path(record["run_dir"]).name,
+            "status": record.get("status") or "", "majority": "" if majority is None else majority * scale,
         })
     return rows
 
@@ -118,6 +131,24 @@ def not_converged(row: dict) -> bool:
 
 def dev_curve(row: dict) -> list[float | None]:
     return [float(v) if v else None for v in row["dev_curve"].split(";")] if row.get("dev_curve") else []
+
+
+def curve_baseline(majority: float, scale: float) -> float:
+    """A majority-class score in table units, rounded as ``dev_curve`` points are written: a curve
+    point that ties the baseline reads back equal to it, never a rounding above."""
+    return float(f"{majority * scale:.6g}")
+
+
+def did_not_train(row: dict) -> bool:
+    """The row's run never beat the dev split's majority-class score within its epoch cap
+    (results/patience.py): its test score is not a trained result, and a claim on its row says so."""
+    return row.get("status") == patience.DID_NOT_TRAIN
+
+
+def needs_rerun(row: dict) -> bool:
+    """The row's run predates the patience rule, which would have trained it further (stopped
+    early before beating the majority-class score): its numbers stand for nothing until re-run."""
+    return row.get("status") == patience.NEEDS_RERUN
 
 
 def item_scores(predictions: Path, metric: str) -> dict[str, float] | None:
@@ -218,9 +249,13 @@ class CommittedEvidence:
         rows = self.by_run.get((encoder, run))
         if not rows:
             return None
+        first = rows[0]
         return {"dev": {r["metric"]: r["dev"] / scale for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
-                "seconds_per_epoch": rows[0]["seconds_per_epoch"], "epochs_run": rows[0]["epochs_run"],
-                "device": rows[0].get("device", ""), "committed": True}
+                "seconds_per_epoch": first["seconds_per_epoch"], "epochs_run": first["epochs_run"],
+                "device": first.get("device", ""), "committed": True,
+                # the patience rule's verdict, or what judges it where the rows predate the rule (table units)
+                "status": first.get("status") or "", "epoch_cap": first.get("epoch_cap", ""),
+                "dev_curves": {r["metric"]: dev_curve(r) for r in rows if r.get("dev_curve")}}
 
     def rows_of(self, encoder: str, run: str, model: str, variant: str, phase: str, reported: bool,
                 columns: set[str]) -> tuple[list[dict], list[dict]]:

@@ -19,7 +19,7 @@ from scipy import stats as sstats
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import claims as claims_mod
 from rnnbench.results import evidence
-from rnnbench.results.evidence import not_converged
+from rnnbench.results.evidence import did_not_train, needs_rerun, not_converged
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
 
@@ -41,11 +41,34 @@ class CostRow:
     cap: str  # the epoch cap; one per dataset, named, where a table's experiments differ in it
     not_converged: int
     cpu_hours: float
+    untrained: int = 0  # runs that did not train, or need a re-run under the patience rule
     gpu_hours: float = 0.0  # runs trained on a GPU: device hours, never added to the CPU's
 
 
 def reported(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r.get("reported") == "yes"]
+
+
+def untrained(row: dict) -> bool:
+    """Left out of a row's mean: the run did not train, or needs a re-run under the patience rule."""
+    return did_not_train(row) or needs_rerun(row)
+
+
+def untrained_lines(rows: list[dict]) -> list[str]:
+    """Footnotes naming the reported runs left out of the means by the patience rule, and why."""
+    lines = []
+    for test, what in ((did_not_train, "Did not train (no dev score beat the dev split's majority-class score "
+                                       "within the epoch cap; in the evidence, not averaged)"),
+                       (needs_rerun, "To re-run under the patience rule (made before it: early stopping ended them before "
+                                     "their dev score beat the majority-class score, where patience now starts counting; "
+                                     "`make table-...` re-runs them; not averaged)")):
+        runs = sorted({(r["encoder"], r["variant"], r["dataset"], int(r["seed"]), r.get("majority", "")) for r in reported(rows) if test(r)})
+        if runs:
+            named = "; ".join(f"`{enc}`{' (' + variant + ')' if variant else ''} seed {seed} on {dataset}"
+                              + (f" (majority-class dev score {float(majority):.1f})" if majority != "" else "")
+                              for enc, variant, dataset, seed, majority in runs)
+            lines.append(f"{what}: {named}.")
+    return lines
 
 
 def check_versions(rows: list[dict]) -> None:
@@ -154,7 +177,8 @@ def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostR
                                         lambda v: f"{statistics.fmean(v) * 1000:.2f}"),
             selected=_per_dataset(by_run, lambda r: int(r["selected_epoch"]), lambda v: ", ".join(map(str, sorted(v))), collapse=False),
             cap=_per_dataset(by_run, lambda r: str(int(r["epoch_cap"]))),
-            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs), gpu_hours=gpu_hours(all_runs)))
+            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs), gpu_hours=gpu_hours(all_runs),
+            untrained=sum(untrained(r) for r in by_run)))
     return out
 
 
@@ -175,10 +199,13 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
     for c in costs:
         cis = []
         for column in columns:
-            values = [float(r["test"]) for r in reported(rows) if r["encoder"] == c.encoder and r["variant"] == c.variant and r["dataset"] == column]
+            values = [float(r["test"]) for r in reported(rows) if r["encoder"] == c.encoder and r["variant"] == c.variant
+                      and r["dataset"] == column and not untrained(r)]
             ci = mean_interval(values, confidence)
             cis.append(f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "–")
         conv = "yes" if not c.not_converged else f"**no** ({c.not_converged} of {len(c.seeds)} runs)"
+        if c.untrained:
+            conv += f"; {c.untrained} of {len(c.seeds)} runs **did not train** or need a re-run"
         lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
                      + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {hours_cell(c.cpu_hours, c.gpu_hours)} |")
     return ["## Cost and trust", "", *head, *lines, ""]
@@ -186,7 +213,9 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
 
 def selection_lines(rows: list[dict], digits: int, select_metric: str | None = None) -> list[str]:
     """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds, of
-    the metric runs select on (a table's other columns are not what chose the rate). A table of
+    the metric runs select on (a table's other columns are not what chose the rate), the chosen
+    rate as the evidence stores it (``chosen_lr``; rows written before it: the reported runs'),
+    and what the protocol says of the grid (``lr_choice``: its extension past an edge). A table of
     several experiments (MZU Table 6's two domains) chose a rate in each: one line per encoder
     and dataset, named by the dataset (named too where other columns borrowed its choice)."""
     if select_metric is not None:
@@ -194,6 +223,7 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
     out = []
     groups: dict[tuple[str, str, str, str], dict[float, list[float]]] = {}
     chosen: dict[tuple[str, str, str, str], float] = {}
+    statements: dict[tuple[str, str, str, str], str] = {}
     selected_in = {r["dataset"] for r in rows if r["phase"] == "select"}
     # Named also when other columns borrowed the rate (lr_from: RCRN Table 1's domains take Apparel's).
     several = len(selected_in) > 1 or any(r["dataset"] not in selected_in for r in rows if r["reported"] == "yes")
@@ -201,27 +231,22 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
         key = (r["model"], r["encoder"], r["variant"], r["dataset"] if several else "")
         if r["phase"] == "select" and r["dev"] != "":
             groups.setdefault(key, {}).setdefault(float(r["lr"]), []).append(float(r["dev"]))
-        if r["reported"] == "yes":
-            chosen[key] = float(r["lr"])
+        if r.get("chosen_lr", "") != "":
+            chosen[key] = float(r["chosen_lr"])
+        elif r["reported"] == "yes":
+            chosen.setdefault(key, float(r["lr"]))
+        if r.get("lr_choice"):
+            statements.setdefault(key, r["lr_choice"])
     for key, by_lr in groups.items():
         if len(by_lr) < 2:
             continue
         parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
         metric = f" {select_metric}" if select_metric else ""
         where = f" on {key[3]}" if key[3] else ""
+        statement = statements.get(key)
         out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}{where}, mean dev{metric} over the selection seeds: {parts}"
-                   f"{grid_edge_note(chosen.get(key), list(by_lr))}.")
+                   f"{'; ' + statement if statement else ''}.")
     return out
-
-
-def grid_edge_note(lr: float | None, rates: list[float]) -> str:
-    """A warning where the chosen rate is the largest or smallest of a grid of three or more:
-    the dev score may still rise beyond the grid, so the row may be under-tuned. (With two
-    rates every choice is an edge; the note would say nothing.)"""
-    if lr is None or len(rates) < 3 or min(rates) < lr < max(rates):
-        return ""
-    side, beyond = ("largest", "larger") if lr == max(rates) else ("smallest", "smaller")
-    return f"; the chosen rate is the grid's {side}: a {beyond} one, outside the grid, might score better"
 
 
 def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int,
@@ -301,9 +326,13 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     confidence = float(protocol.confidence) if protocol is not None else 0.95
     samples = int(protocol.bootstrap_samples) if protocol is not None else 10000
     ours: dict[tuple[str, str | None], dict[str, list[float]]] = {}
+    left_out: dict[tuple[str, str | None], dict[str, list[str]]] = {}  # runs the patience rule keeps out of the means
     for r in sorted(reported(rows), key=lambda r: int(r["seed"])):
-        ours.setdefault((r["encoder"], r["variant"] or None), {}).setdefault(r["dataset"], []).append(float(r["test"]))
-    table_rows = build_rows(table, columns, ours, built, digits, not_run)
+        if untrained(r):
+            left_out.setdefault((r["encoder"], r["variant"] or None), {}).setdefault(r["dataset"], []).append(r["status"])
+        else:
+            ours.setdefault((r["encoder"], r["variant"] or None), {}).setdefault(r["dataset"], []).append(float(r["test"]))
+    table_rows = build_rows(table, columns, ours, built, digits, not_run, left_out)
     names = {(r.encoder, r.variant or ""): r.model for r in table_rows if r.encoder}
     costs = cost_rows(rows, names)
     extra: list[str] = []
@@ -316,7 +345,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     if paper:
         claim_md, _ = claim_lines(name, rows, items, confidence, samples, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")))
         extra += claim_md
-    notes = [*notes, *selection_lines(rows, digits, select_metric)]
+    notes = [*notes, *untrained_lines(rows), *selection_lines(rows, digits, select_metric)]
     if rows:
         notes.append(f"Per-run evidence: [{name}.csv]({name}.csv) (every run of the protocol, one row per run and column)"
                      + (f", per-item test scores {name}.items.csv.gz" if items else "") + ".")

@@ -1,18 +1,23 @@
 """Paper tables: the paper's numbers (our registry) beside ours (run records), in Markdown and LaTeX.
 
 A cell of ours is mean ± sample standard deviation over seeds, with the number
-of seeds. Rows for the paper's other systems keep their number and say they
-are not an rnnbench encoder; rows for encoders not built yet say so.
+of seeds. Runs that did not train (never beat the dev split's majority-class score:
+``results/patience.py``) or that need a re-run under that rule are not averaged in: the
+cell counts them instead ("1 of 5 runs did not train"). Rows for the paper's other
+systems keep their number and say they are not an rnnbench encoder; rows for encoders
+not built yet say so.
 """
 from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 from omegaconf import OmegaConf
+
+from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
 
 REGISTRY = Path(__file__).resolve().parent / "paper_numbers"
 
@@ -68,6 +73,7 @@ class Row:
     ours: dict[str, list[float]]  # column -> our test values (paper units), one per seed
     status: str  # "" when ours holds values
     digits: int = 1  # decimals shown (bits per character needs 2-3)
+    untrained: dict[str, list[str]] = field(default_factory=dict)  # column -> the patience status of each run left out of ``ours``
 
     def mean(self, column: str) -> float | None:
         values = self.ours.get(column) or []
@@ -79,32 +85,40 @@ class Row:
 
 
 def build_rows(table: dict, columns: list[str], ours: dict[tuple[str, str | None], dict[str, list[float]]], built: set[str], digits: int = 1,
-               not_run: dict[tuple[str, str | None], str] | None = None) -> list[Row]:
-    """``ours`` maps (encoder, variant) -> column -> test values (paper units) of its finished runs;
+               not_run: dict[tuple[str, str | None], str] | None = None,
+               untrained: dict[tuple[str, str | None], dict[str, list[str]]] | None = None) -> list[Row]:
+    """``ours`` maps (encoder, variant) -> column -> test values (paper units) of its finished runs that
+    trained; ``untrained`` likewise -> the patience status of each run that did not (or needs a re-run);
     ``not_run`` (encoder, variant) -> the cell of a row left out of the campaign (``table.not_run``)."""
+    untrained = untrained or {}
+
+    def flagged(key) -> dict[str, list[str]]:
+        return {c: v for c, v in untrained.get(key, {}).items() if c in columns and v}
+
     rows = []
     for r in table["rows"]:
         enc, variant = r.get("encoder"), r.get("variant")
         values = {c: v for c, v in ours.get((enc, variant), {}).items() if c in columns and v} if enc else {}
+        left_out = flagged((enc, variant)) if enc else {}
         if not enc:
             status = NOT_OURS
         elif enc not in built:
             status = NOT_BUILT
-        elif not values:
+        elif not values and not left_out:
             status = (not_run or {}).get((enc, variant)) or NO_RUNS
         else:
             status = ""
         paper = {c: (r.get("values") or {}).get(c) for c in columns}
-        rows.append(Row(r["model"], enc, variant, paper, values, status, digits))
+        rows.append(Row(r["model"], enc, variant, paper, values, status, digits, left_out))
     # Runs no paper row takes, shown after the paper's rows with empty paper cells: our baselines the
     # paper did not run (bilstm in MZU Table 6), a paper model in our own setting (capMZU "small"), or
     # every row of a table no paper printed.
     listed = {(r.get("encoder"), r.get("variant")) for r in table["rows"]}
-    for (enc, variant), cells in ours.items():
-        values = {c: v for c, v in cells.items() if c in columns and v}
-        if (enc, variant) in listed or not values:
+    for enc, variant in dict.fromkeys([*ours, *untrained]):
+        values = {c: v for c, v in ours.get((enc, variant), {}).items() if c in columns and v}
+        if (enc, variant) in listed or not (values or flagged((enc, variant))):
             continue
-        rows.append(Row(model_name(table, enc, variant), enc, variant, {c: None for c in columns}, values, "", digits))
+        rows.append(Row(model_name(table, enc, variant), enc, variant, {c: None for c in columns}, values, "", digits, flagged((enc, variant))))
     return rows
 
 
@@ -136,14 +150,27 @@ def _fmt(x: float | None, digits: int = 1) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+def untrained_note(statuses: list[str], total: int) -> str:
+    """``1 of 5 runs did not train``, ``2 of 5 runs to re-run (patience rule)``, or both joined:
+    what a cell says of the runs its mean leaves out; "" where there are none."""
+    parts = []
+    for status, text in ((DID_NOT_TRAIN, "did not train"), (NEEDS_RERUN, "to re-run (patience rule)")):
+        count = statuses.count(status)
+        if count:
+            parts.append(f"{count} of {total} runs {text}" if not parts else f"{count} {text}")
+    return ", ".join(parts)
+
+
 def _ours_cell(row: Row, column: str, pm: str) -> str:
     if row.status:
         return row.status
+    left_out = row.untrained.get(column) or []
+    note = untrained_note(left_out, len(row.ours.get(column) or []) + len(left_out))
     if row.mean(column) is None:
-        return NO_RUNS
+        return note or NO_RUNS
     std = row.std(column)
     spread = f" {pm} {std:.{row.digits}f}" if std is not None else ""
-    return f"{row.mean(column):.{row.digits}f}{spread} (n={len(row.ours[column])})"
+    return f"{row.mean(column):.{row.digits}f}{spread} (n={len(row.ours[column])})" + (f"; {note}" if note else "")
 
 
 def _diff(row: Row, column: str) -> str:
