@@ -23,7 +23,12 @@ width) stands in as an outside reference.
 Writes ``<out>/rcrn_table10.md`` (``rcrn_table10_cuda.md`` with ``--device cuda``), the
 evidence CSV ``<out>/rcrn_table10.csv`` (``rnnbench.results.evidence`` format: one row per
 encoder, column and round, the round as ``seed``, so ``make claims`` decides the paper's
-cost claims paired by round) and ``<out>/plots/rcrn_table10.png``. Our seconds per epoch
+cost claims paired by round) and ``<out>/plots/rcrn_table10.png``. The CSV is written whole
+by one process, so its rows of one ``seed`` were timed together; each also carries
+``log_ratio_to_baseline`` (ln of the row's time of its column's phase over ``3l_bilstm``'s in
+that round: a time claim's effect, rows A and B giving A's minus B's), the training step's
+process CPU seconds in epoch units (``cpu_seconds_per_epoch``) and the 1-minute load average
+after the round (``load_average``). Our seconds per epoch
 are a training step's time times the 782 steps of an IMDb epoch (25,000 reviews at batch
 32, each cut or padded to the length; data loading excluded): an estimate in the paper's
 unit, not a measured epoch.
@@ -60,6 +65,7 @@ SRU = "sru"
 ENCODERS = ("bilstm", "3l_bilstm", "rcrn", "dcu", "sim_dcu", "mzu_cap", "fhe", SRU)
 LR, CLIP = 1e-3, 5.0
 TRAIN, INFER = "train", "infer"
+CPU_TRAIN, LOAD = "cpu_train", "load"  # a training step's process CPU seconds; the load average after each round
 # The registry's column names (src/rnnbench/results/paper_numbers/rcrn_table10.yaml).
 COLUMN = {TRAIN: "IMDb/train_s_per_epoch/len{}", INFER: "IMDb/infer_s_per_epoch/len{}"}
 PARAMETERS_COLUMN = "parameters"
@@ -172,29 +178,37 @@ def outside_reference_fails(device: str) -> str | None:
 
 # --- measuring -------------------------------------------------------------------------
 
-def measure(models: dict, length: int, repeats: int, device: str, say=print) -> dict[str, dict[str, list[float]]]:
-    """{phase: {encoder: seconds per round}} at ``length``: a warm-up round, then ``repeats`` rounds."""
+def measure(models: dict, length: int, repeats: int, device: str, say=print) -> dict:
+    """{phase: {encoder: seconds per round}} at ``length``: a warm-up round, then ``repeats`` rounds;
+    also each training step's process CPU seconds (``CPU_TRAIN``, same shape) and the machine's
+    1-minute load average after each round (``LOAD``: one value per round; None where the system has none)."""
+    from rnnbench.results import timing
+
     batch = batch_of(length, device)
     names = list(models)
-    times = {phase: {name: [] for name in names} for phase in (TRAIN, INFER)}
+    times = {phase: {name: [] for name in names} for phase in (TRAIN, INFER, CPU_TRAIN)}
+    times[LOAD] = []
 
-    def timed(fn, *args) -> float:
+    def timed(fn, *args) -> tuple[float, float]:
         if device == "cuda":
             torch.cuda.synchronize()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), timing.cpu_seconds()
         fn(*args)
         if device == "cuda":
             torch.cuda.synchronize()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, timing.cpu_seconds() - cpu_start
 
     for round_ in range(repeats + 1):
         for name in names[round_ % len(names):] + names[: round_ % len(names)]:
             model, optimizer = models[name]
-            t_train = timed(train_step, model, optimizer, batch)
-            t_infer = timed(infer_batch, model, batch)
+            t_train, cpu_train = timed(train_step, model, optimizer, batch)
+            t_infer, _ = timed(infer_batch, model, batch)
             if round_:  # round 0 warms up (allocations, kernel choice, caches)
                 times[TRAIN][name].append(t_train)
                 times[INFER][name].append(t_infer)
+                times[CPU_TRAIN][name].append(cpu_train)
+        if round_:
+            times[LOAD].append(timing.load_average())
         say(f"length {length}: round {round_}/{repeats}{' (warm-up)' if not round_ else ''} done", flush=True)
     return times
 
@@ -253,8 +267,9 @@ def evidence_rows(results: dict, parameters: dict[str, int], versions: dict[str,
         for name in times[TRAIN]:
             for r, (t_train, t_infer) in enumerate(zip(times[TRAIN][name], times[INFER][name]), start=1):
                 for phase in (TRAIN, INFER):
-                    rows.append(_row(name, COLUMN[phase].format(length), r, t_train * STEPS_PER_EPOCH, t_infer / BATCH,
-                                     parameters[name], versions[name], info, hardware, commit, f"cost-{name}-len{length}-r{r}"))
+                    row = _row(name, COLUMN[phase].format(length), r, t_train * STEPS_PER_EPOCH, t_infer / BATCH,
+                               parameters[name], versions[name], info, hardware, commit, f"cost-{name}-len{length}-r{r}")
+                    rows.append({**row, **_round_conditions(times, phase, name, r - 1)})
     rounds = min(len(v) for times in results.values() for v in times[TRAIN].values())
     longest = max(results)
     for name in parameters:
@@ -271,6 +286,21 @@ def _row(name, column, seed, seconds_per_epoch, per_example, parameters, version
             "seconds_per_epoch": seconds_per_epoch, "inference_seconds_per_example": per_example, "parameters": parameters,
             "threads": info["threads"], "commit": commit, "versions": versions, "device": info["device"], "hardware": hardware,
             "dev_curve": "", "run": run}
+
+
+def _round_conditions(times: dict, phase: str, name: str, i: int) -> dict:
+    """The optional evidence columns of round ``i``: the training step's CPU seconds in epoch units,
+    the load average after the round, and ``log_ratio_to_baseline``: ln(this encoder's time of the
+    column's phase / the baseline's, in the same round), the quantity a time claim is judged on (two
+    rows' log ratio in one round is the difference of theirs)."""
+    out = {}
+    if times.get(CPU_TRAIN, {}).get(name):
+        out["cpu_seconds_per_epoch"] = times[CPU_TRAIN][name][i] * STEPS_PER_EPOCH
+    if times.get(LOAD) and times[LOAD][i] is not None:
+        out["load_average"] = times[LOAD][i]
+    if BASELINE in times[phase]:
+        out["log_ratio_to_baseline"] = math.log(times[phase][name][i] / times[phase][BASELINE][i])
+    return out
 
 
 def write_evidence(path: Path, rows: list[dict]) -> None:
@@ -341,8 +371,10 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
               "- `dcu` runs one direction (the paper's), at hidden 200; `sim_dcu` and `mzu_cap` and `fhe` at hidden 200 too "
               "(`fhe` one direction with unconditional gates: the IMDb head passes no context).",
               f"- Evidence: [{TABLE}{'_cuda' if cuda else ''}.csv]({TABLE}{'_cuda' if cuda else ''}.csv) (one row per encoder, "
-              f"column and round, the round as `seed`; seconds per epoch and per example as above); `make claims` decides the "
-              "registry's cost claims from it, paired by round.",
+              f"column and round, the round as `seed`; seconds per epoch and per example as above; per round also "
+              f"`log_ratio_to_baseline`, the log of the row's time over `{BASELINE}`'s in the same round, the training step's "
+              "CPU seconds and the load average after the round); every row was timed in this one process, and `make claims` "
+              "decides the registry's cost claims from it on the log ratio, paired by round.",
               f"- Plot: [plots/{TABLE}{'_cuda' if cuda else ''}.png](plots/{TABLE}{'_cuda' if cuda else ''}.png) (median ms against length, log scales).",
               ""]
     return "\n".join(lines)

@@ -3,6 +3,8 @@ format (so the registry's cost claims get verdicts), the plot, and a clean refus
 --device cuda without CUDA."""
 from __future__ import annotations
 
+import math
+
 import pytest
 import yaml
 
@@ -37,8 +39,11 @@ def test_a_short_run_writes_the_table_the_evidence_and_the_plot(bench, tmp_path,
     assert "2 rounds at each length" in md
 
     header = (out / "rcrn_table10.csv").read_text().splitlines()[0]
-    assert header == ",".join(evidence.FIELDS)
+    assert header.startswith(",".join(evidence.FIELDS) + ",") and "log_ratio_to_baseline" in header
     rows = evidence.read_csv(out / "rcrn_table10.csv")
+    timed = [r for r in rows if r["dataset"] != "parameters"]
+    assert all(r["cpu_seconds_per_epoch"] > 0 and r["log_ratio_to_baseline"] != "" for r in timed)
+    assert all(r["log_ratio_to_baseline"] == 0.0 for r in timed if r["encoder"] == "3l_bilstm")
     assert len(rows) == 4 * 2 * 2 * 2 + 4 * 2  # encoders x lengths x rounds x (train, infer) + parameters rows
     registry = yaml.safe_load((REGISTRY / "rcrn_table10.yaml").read_text())
     columns = {c for row in registry["rows"] for c in row["values"]} | {"parameters"}
@@ -75,6 +80,22 @@ def test_the_evidence_decides_a_clear_difference_paired_by_round(bench):
     assert evaluate("rcrn_table10", claims["bilstm-faster-than-3l-bilstm-infer-len16"], rows, []).verdict == "reproduced"
     assert evaluate("rcrn_table10", claims["rcrn-faster-than-3l-bilstm-train-len16"], rows, []).verdict == "contradicted"
     assert evaluate("rcrn_table10", claims["rcrn-params-equal-3l-bilstm"], rows, []).verdict == "reproduced"
+
+
+def test_each_round_carries_its_log_ratio_to_the_baseline_and_the_conditions_it_was_timed_under(bench):
+    """A time claim's effect is the log ratio of two rows in one round: each row carries ln(its time /
+    3l_bilstm's) of its column's phase, so rows A and B of one round give A's minus B's."""
+    times = {bench.TRAIN: {"3l_bilstm": [0.10, 0.20], "rcrn": [0.05, 0.30]},
+             bench.INFER: {"3l_bilstm": [0.04, 0.04], "rcrn": [0.01, 0.02]},
+             bench.CPU_TRAIN: {"3l_bilstm": [0.09, 0.10], "rcrn": [0.05, 0.06]}, bench.LOAD: [1.5, None]}
+    rows = bench.evidence_rows({16: times}, {"3l_bilstm": 3, "rcrn": 3}, {"3l_bilstm": "{}", "rcrn": "{}"},
+                               {"cpu": "cpu", "threads": 1, "device": "cpu"}, "c")
+    cell = {(r["encoder"], r["dataset"].split("/")[1], r["seed"]): r for r in rows if r["dataset"] != "parameters"}
+    assert cell["rcrn", "train_s_per_epoch", 2]["log_ratio_to_baseline"] == pytest.approx(math.log(1.5))
+    assert cell["rcrn", "infer_s_per_epoch", 1]["log_ratio_to_baseline"] == pytest.approx(math.log(0.25))
+    assert cell["3l_bilstm", "train_s_per_epoch", 1]["log_ratio_to_baseline"] == 0.0
+    assert cell["rcrn", "train_s_per_epoch", 1]["cpu_seconds_per_epoch"] == pytest.approx(0.05 * 782)
+    assert cell["rcrn", "infer_s_per_epoch", 1]["load_average"] == 1.5 and "load_average" not in cell["rcrn", "infer_s_per_epoch", 2]
 
 
 def test_cuda_is_refused_in_one_line_without_a_gpu(bench, monkeypatch, tmp_path, capsys):

@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 from rnnbench.results import patience
+from rnnbench.results import timing
 
 FIELDS = [
     "model", "encoder", "variant", "dataset", "metric", "seed", "lr", "phase", "reported", "dev", "test",
@@ -32,6 +33,12 @@ FIELDS = [
 NUMERIC = {"seed": int, "lr": float, "dev": float, "test": float, "selected_epoch": int, "epoch_cap": int, "epochs_run": int,
            "seconds_per_epoch": float, "inference_seconds_per_example": float, "parameters": int, "majority": float,
            "chosen_lr": float}
+# Written only where some row has a value, so evidence written before they existed regenerates
+# byte for byte: what a run's seconds were measured under (results/timing.py: process CPU seconds
+# per epoch, the mean 1-minute load average), and for a cost benchmark's rows (scripts/bench_cost.py)
+# the log of the row's time over the baseline encoder's, timed in the same process and round.
+OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline"]
+NUMERIC.update({name: float for name in OPTIONAL_FIELDS})
 ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score"]
 
 
@@ -57,6 +64,7 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
             "parameters": record["encoder_parameters"], "threads": trainer.get("num_threads") or "",
             "commit": record.get("git_commit", ""), "versions": json.dumps(record.get("versions", {}), sort_keys=True),
             "device": hw.get("device", ""), "hardware": hw.get("gpu") or hw.get("cpu", ""),
+            **{key: "" if record.get(key) is None else record[key] for key in (timing.RECORD_CPU, timing.LOAD)},
             "dev_curve": ";".join("" if v is None else f"{v * scale:.6g}" for v in curve),
             "run": Path(record["run_dir"]).name,
             "status": record.get("status") or "", "majority": "" if majority is None else majority * scale,
@@ -91,6 +99,7 @@ def _sort_key(row: dict):
 
 def write_csv(path: Path, rows: list[dict], fields: list[str] = FIELDS, sort_key=_sort_key) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    fields = [*fields, *(f for f in OPTIONAL_FIELDS if f not in fields and any(row.get(f) not in (None, "") for row in rows))]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fields, lineterminator="\n")
     writer.writeheader()

@@ -19,6 +19,7 @@ from scipy import stats as sstats
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import claims as claims_mod
 from rnnbench.results import evidence
+from rnnbench.results import timing
 from rnnbench.results.evidence import did_not_train, needs_rerun, not_converged
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
@@ -208,7 +209,7 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
             conv += f"; {c.untrained} of {len(c.seeds)} runs **did not train** or need a re-run"
         lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
                      + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {hours_cell(c.cpu_hours, c.gpu_hours)} |")
-    return ["## Cost and trust", "", *head, *lines, ""]
+    return ["## Cost and trust", "", *head, *lines, "", timing.cost_note(_first_per_run(reported(rows))), ""]
 
 
 def selection_lines(rows: list[dict], digits: int, select_metric: str | None = None) -> list[str]:

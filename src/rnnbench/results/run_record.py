@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from rnnbench.results import timing
 from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the installed rnnbench package (src/rnnbench in a checkout)
@@ -115,6 +116,7 @@ def build_record(
         "majority_baseline": majority_baseline,
         "seconds_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
         "tokens_per_second": tokens / max(train_seconds, 1e-9),
+        **timing.record_means(history),  # what the seconds were measured under: CPU time, the machine's load
         # Inference cost: the test pass (scoring excluded) over the examples it predicted.
         "test_seconds": test_seconds,
         "inference_seconds_per_example": test_seconds / max(test_predicted, 1),

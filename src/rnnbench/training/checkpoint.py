@@ -53,6 +53,7 @@ class TrainState:
     history: list = field(default_factory=list)  # one entry per finished epoch
     losses: list = field(default_factory=list)  # this epoch's task loss per batch, up to ``batch``
     epoch_seconds: float = 0.0  # this epoch's training time up to the last checkpoint
+    epoch_cpu_seconds: float = 0.0  # the process's CPU time over the same span (results/timing.py)
     train_seconds: float = 0.0  # training time of the finished epochs
     tokens: int = 0  # training tokens seen (real positions of every text field)
 

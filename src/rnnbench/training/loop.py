@@ -35,6 +35,7 @@ from rnnbench.metrics import check_names
 from rnnbench.metrics import implementations as metric_implementations
 from rnnbench.progress import progress_bar
 from rnnbench.results import patience
+from rnnbench.results import timing
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
 from rnnbench.results.run_record import build_record
 from rnnbench.training import checkpoint, distributed
@@ -135,8 +136,9 @@ class _Losses:
         state.losses.extend(task)
 
 
-def train_epoch(run: Run, state: TrainState) -> float:
-    """Train the rest of epoch ``state.epoch`` (from ``state.batch``); return its training seconds."""
+def train_epoch(run: Run, state: TrainState) -> tuple[float, float]:
+    """Train the rest of epoch ``state.epoch`` (from ``state.batch``); return its training seconds,
+    wall-clock and the process's CPU time (``results/timing.py``)."""
     cfg, t, model = run.cfg, run.cfg.trainer, run.model
     epoch = state.epoch
     examples, fields = model.head.training_records(run.splits["train"], run.data.fields, cfg.seed, epoch)
@@ -150,7 +152,7 @@ def train_epoch(run: Run, state: TrainState) -> float:
     dist = run.dist
     pending = _Losses()
     model.train()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), timing.cpu_seconds()
     bar = progress_bar(batches[state.batch :], desc=f"epoch {epoch + 1}/{t.epochs}", initial=state.batch, total=len(batches),
                        disable=not t.progress or not dist.main, leave=False)
     for idx in bar:
@@ -179,15 +181,17 @@ def train_epoch(run: Run, state: TrainState) -> float:
             bar.set_postfix(loss=f"{state.losses[-1]:.3f}")
         if saving or stopping:
             state.epoch_seconds += time.perf_counter() - started
-            started = time.perf_counter()
+            state.epoch_cpu_seconds += timing.cpu_seconds() - cpu_started
+            started, cpu_started = time.perf_counter(), timing.cpu_seconds()
             run.save_last(state)
         if stopping:
             raise RunInterrupted(f"interrupted at epoch {epoch + 1}, batch {state.batch}; checkpoint saved: run the same command to resume ({run.run_dir})")
     pending.flush(run, state)
     seconds = state.epoch_seconds + time.perf_counter() - started
+    cpu = state.epoch_cpu_seconds + timing.cpu_seconds() - cpu_started
     state.train_seconds += seconds
-    state.epoch_seconds = 0.0
-    return seconds
+    state.epoch_seconds = state.epoch_cpu_seconds = 0.0
+    return seconds, cpu
 
 
 @dataclass
@@ -354,8 +358,10 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     if dist.main:
         run.logger = make_logger(cfg, run_dir, run_dir.name)
     while not state.finished(t.epochs):
-        seconds = train_epoch(run, state)
+        seconds, cpu_seconds = train_epoch(run, state)
+        load = timing.load_average()  # at the end of the epoch's training, before the dev pass
         end_epoch(run, state, seconds, evaluate(run, "dev"))
+        state.history[-1].update({timing.CPU_SECONDS: cpu_seconds, timing.LOAD: load})
         run.save_last(state)
         if distributed.any_rank(checkpoint.stop_requested(), dist):
             raise RunInterrupted(f"interrupted after epoch {state.epoch}; checkpoint saved: run the same command to resume ({run_dir})")
