@@ -93,7 +93,10 @@ class TrainerConf:
     checkpoint_every: int = 200  # steps between mid-epoch checkpoints
     bucket_size: int = 100  # batches sorted by length within buckets of this many batches
     device: Device = Device.auto
-    num_threads: Optional[int] = None  # torch CPU threads; None = torch's default
+    # torch CPU threads. 1 by default, as every table's experiment: the thread count changes the
+    # order of float sums, so a run's numbers (and its identity); null = torch's default, the
+    # machine's core count, whose results then differ from machine to machine (docs/runs.md).
+    num_threads: Optional[int] = 1
     mc_dropout_samples: int = 0  # LSTM baseline paper: 60 at test time; 0 = off
     mc_dropout_combine: McCombine = McCombine.vote
     progress: bool = True
@@ -186,7 +189,7 @@ RANGES = [
     ("trainer.truncate", 1, "tokens kept per text (null: all)"),
     ("trainer.checkpoint_every", 1, "batches between checkpoints"),
     ("trainer.bucket_size", 1, "batches per length bucket"),
-    ("trainer.num_threads", 1, "torch CPU threads (null: torch's default)"),
+    ("trainer.num_threads", 1, "torch CPU threads (null: torch's default, the machine's core count)"),
     ("trainer.patience", 0, "epochs without improvement before stopping (0: never)"),
     ("trainer.mc_dropout_samples", 0, "Monte Carlo dropout samples (0: off)"),
     ("trainer.lr", 0.0, "the learning rate"),

@@ -21,7 +21,9 @@ def _cfg(tmp_path, *extra):
 
 def test_the_thread_count_is_part_of_the_identity(tmp_path):
     _trec_data(tmp_path / "data")
-    assert run_identity(_cfg(tmp_path)) != run_identity(_cfg(tmp_path, "trainer.num_threads=1"))
+    assert run_identity(_cfg(tmp_path)) != run_identity(_cfg(tmp_path, "trainer.num_threads=2"))
+    assert run_identity(_cfg(tmp_path)) != run_identity(_cfg(tmp_path, "trainer.num_threads=null"))  # torch's default
+    assert run_identity(_cfg(tmp_path)) == run_identity(_cfg(tmp_path, "trainer.num_threads=1"))  # the default
     # what only changes where output goes or how progress shows is not
     assert run_identity(_cfg(tmp_path)) == run_identity(_cfg(tmp_path, "trainer.progress=false", "trainer.checkpoint_every=7"))
 
@@ -61,9 +63,53 @@ def test_the_identity_of_a_fixed_run_is_pinned():
     (then register it in NEUTRAL_DEFAULTS at the value that keeps results identical)."""
     cfg = compose_config(["task=picking", "encoder=bilstm", "embedding=random", "seed=1"])
     assert run_identity(cfg)[:12] == PINNED
+    # Until 2026-11-28 the default thread count was torch's (null): runs made with it keep their
+    # folder under trainer.num_threads=null. Every table's experiment sets 1 and kept its identity.
+    assert run_identity(compose_config(["task=picking", "encoder=bilstm", "embedding=random", "seed=1",
+                                        "trainer.num_threads=null"]))[:12] == PINNED_TORCH_THREADS
 
 
-PINNED = "ab304b8b847c"
+PINNED = "67d41ad5cbc4"
+PINNED_TORCH_THREADS = "ab304b8b847c"
+
+
+def _table5_seed1(encoder: str, extra: list[str]):
+    """RCRN Table 5's seed-1 run of ``encoder``, as make_table composes it, at the rate it reported."""
+    import csv
+
+    from rnnbench.results.protocol import Job
+    from tests.helpers import REPO, load_script
+
+    lr = next(float(r["lr"]) for r in csv.DictReader(open(REPO / "results" / "rcrn_table5.csv"))
+              if r["encoder"] == encoder and r["seed"] == "1" and r["reported"] == "yes")
+    return load_script("make_table").job_config("rcrn_table5", Job(encoder, 1, lr, "select"), extra)
+
+
+def test_the_one_run_command_is_the_tables_seed_1_run(tmp_path):
+    """`python train.py encoder=bilstm task=trec seed=1` trains exactly RCRN Table 5's seed-1 run: the
+    same resolved config (one thread by default, as the table's) and so the same identity and numbers."""
+    _trec_data(tmp_path / "data")
+    paths = [f"paths.data_dir={tmp_path / 'data'}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    for encoder in ("bilstm", "3l_bilstm", "rcrn"):
+        one = compose_config([f"encoder={encoder}", "task=trec", "seed=1", *paths])
+        table = _table5_seed1(encoder, paths)
+        assert one.trainer.num_threads == table.trainer.num_threads == 1
+        assert identity.identity_config(one) == identity.identity_config(table), encoder
+        assert run_identity(one) == run_identity(table)
+        # at torch's default thread count (null) it is another run, with other numbers
+        assert run_identity(compose_config([f"encoder={encoder}", "task=trec", "seed=1", "trainer.num_threads=null", *paths])) != run_identity(one)
+
+
+def test_the_one_run_command_finds_the_committed_table_run(real_data):
+    """On the real data, the one-run command's folder is the one RCRN Table 5's evidence names
+    for seed 1 (s1-9b3fb52fd25e for bilstm): the committed run, its numbers included."""
+    from rnnbench.results.identity import run_dir
+
+    paths = [f"paths.data_dir={real_data}"]
+    for encoder in ("bilstm", "3l_bilstm", "rcrn"):
+        one = compose_config([f"encoder={encoder}", "task=trec", "seed=1", *paths])
+        assert run_dir(one).name == run_dir(_table5_seed1(encoder, paths)).name
+    assert run_dir(compose_config(["encoder=bilstm", "task=trec", "seed=1", *paths])).name == "s1-9b3fb52fd25e"
 
 
 def test_a_multi_process_run_has_its_own_identity(tmp_path, monkeypatch):
