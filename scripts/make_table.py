@@ -30,9 +30,9 @@ from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError, RnnbenchError, RunInProgress
 from rnnbench.experiments import parameter_counts, sweep_of
-from rnnbench.results import evidence, protocol, report
+from rnnbench.results import evidence, patience, protocol, report
 from rnnbench.results.identity import run_dir
-from rnnbench.results.records import PREDICTIONS, read_record
+from rnnbench.results.records import DONE, PREDICTIONS, RECORD, read_record, set_aside
 from rnnbench.results.run_record import git_commit
 from rnnbench.results.sanity_gate import Gate
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
@@ -153,10 +153,67 @@ def parse_until(text: str) -> float:
 
 
 def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
-    """The job's record if it has run: its run folder's, else its committed evidence's stand-in."""
+    """The job's record if it has run: its run folder's, else its committed evidence's stand-in,
+    with its ``status`` under the patience rule (``with_status``). A run whose status is "needs
+    re-run" is returned too (its dev score stands for the choice until it is re-run); ``ensure``
+    and ``--plan`` count it as not finished."""
     cfg = job_config(experiment, job, extra)
     folder = run_dir(cfg)
-    return read_record(folder) or committed.record(job.encoder, folder.name, cfg.table.scale)
+    record = read_record(folder) or committed.record(job.encoder, folder.name, cfg.table.scale)
+    return None if record is None else with_status(record, cfg)
+
+
+def is_done(record: dict | None) -> bool:
+    """A finished run that need not run again (not one the patience rule would train further)."""
+    return record is not None and record.get("status") != patience.NEEDS_RERUN
+
+
+_MAJORITY: dict[str, float | None] = {}
+
+
+def majority_of(cfg) -> float | None:
+    """The dev split's majority-class score on the task's select metric (``patience.task_baseline``;
+    None where the rule does not apply), read once per task and data folder."""
+    if not patience.applies(cfg.task):
+        return None
+    key = json.dumps([OmegaConf.to_container(cfg.task.reader, resolve=True), str(cfg.task.select_metric), str(cfg.paths.data_dir)],
+                     sort_keys=True, default=str)
+    if key not in _MAJORITY:
+        from rnnbench.data.prepare import build_reader, load_splits
+
+        dev = load_splits(build_reader(cfg.task.reader), cfg.paths.data_dir, cfg.paths.cache_dir)["dev"]
+        _MAJORITY[key] = patience.task_baseline(cfg.task, dev)
+    return _MAJORITY[key]
+
+
+def with_status(record: dict, cfg) -> dict:
+    """The record (or committed stand-in) with ``status`` and ``majority_baseline``: its own where
+    it was made under the patience rule, else judged from its dev curve against the dev split's
+    majority-class score (``patience.outcome``; "" where it has no curve of the select metric)."""
+    if record.get("status"):
+        return record
+    select, lower = str(cfg.task.select_metric), cfg.task.get("select_mode", "max") == "min"
+    majority = majority_of(cfg)
+    if record.get("committed"):  # curves as committed: table units, six significant digits
+        curve, cap = record.get("dev_curves", {}).get(select, []), record.get("epoch_cap")
+        baseline = None if majority is None else evidence.curve_baseline(majority, cfg.table.scale)
+    else:
+        curve, cap = [h.get(f"dev_{select}") for h in record.get("history", [])], record["config"]["trainer"]["epochs"]
+        baseline = majority
+    status = patience.outcome(curve, baseline, int(record["epochs_run"]), int(cap), lower) if curve and cap not in (None, "") else ""
+    return {**record, "status": status, "majority_baseline": majority}
+
+
+def reopen(cfg) -> None:
+    """A run folder's record made before the patience rule, which would train the run further: set
+    aside, so the run resumes from its last checkpoint and goes on (``loop.apply_patience_rule``).
+    The runs index keeps the old record's line (one line per identity)."""
+    folder = run_dir(cfg)
+    if (folder / RECORD).exists():
+        aside = set_aside(folder / RECORD)
+        (folder / DONE).unlink(missing_ok=True)
+        print(f"re-running {folder}: early stopping ended it before its dev score beat the majority-class baseline, "
+              f"where patience now starts counting (its record moved to {aside.name if aside else 'nothing'})", flush=True)
 
 
 def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, committed: evidence.CommittedEvidence) -> dict | None:
@@ -166,7 +223,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
     while True:
         record = finished(experiment, job, extra, committed)
         key = cost_keys(cfg)
-        if record is not None:
+        if is_done(record):
             DEADLINE.note(key, record)
             return record
         if not DEADLINE.allows(key):
@@ -174,6 +231,8 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             return None
         if not SANITY.allows(experiment, job.encoder, extra):
             return None
+        if record is not None:  # made before the patience rule, which trains it further
+            reopen(cfg)
         print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
         try:
             record = train(cfg)
@@ -187,9 +246,11 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
 
 
 def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool, run: bool,
-              committed: evidence.CommittedEvidence) -> tuple[float | None, dict]:
-    """The encoder's learning rate under the protocol, and {lr: [dev scores]} it was chosen on
-    (None while a selection run is missing)."""
+              committed: evidence.CommittedEvidence) -> tuple[float | None, protocol.RateChoice]:
+    """The encoder's learning rate under the protocol, and the choice it comes from: the grid,
+    extended past an edge the choice sits at (``protocol.choose_rate``). The rate is None while a
+    selection run is missing; with ``run`` (the runs are trained here first) also while one past
+    the edge is; without, the edge choice stands, provisional (``RateChoice.pending``)."""
     source = protocol.borrowed(base.table.protocol)
     if source:  # another experiment's choice: its selection runs (run here if missing and `run`)
         if source == experiment:
@@ -201,30 +262,47 @@ def chosen_lr(experiment: str, base, encoder: str, extra: list[str], wait: bool,
                                 f"same table ({base.table.name}) that selects its own learning rate")
         return chosen_lr(source, other, encoder, extra, wait, run, committed)
     select, lower = base.task.select_metric, base.task.get("select_mode", "max") == "min"
-    dev_by_lr: dict[float, list[float]] = {}
-    for job in protocol.selection_jobs(encoder, base.table.protocol, base.trainer.lr):
-        record = ensure(experiment, job, extra, wait, committed) if run else finished(experiment, job, extra, committed)
-        if record is None:
-            return None, dev_by_lr
-        dev_by_lr.setdefault(job.lr, []).append(record["dev"][select])
-    return protocol.choose_lr(dev_by_lr, lower), dev_by_lr
+
+    def dev_scores(lr: float) -> list[float] | None:
+        scores = []
+        for job in protocol.selection_jobs_at(encoder, base.table.protocol, lr):
+            record = ensure(experiment, job, extra, wait, committed) if run else finished(experiment, job, extra, committed)
+            if record is None:
+                return None
+            scores.append(record["dev"][select])
+        return scores
+
+    choice = protocol.choose_rate(base.table.protocol, base.trainer.lr, dev_scores, lower)
+    return (None if run and choice.pending is not None else choice.lr), choice
+
+
+def known_choice(experiment: str, base, enc: str, extra: list[str],
+                 committed: evidence.CommittedEvidence) -> tuple[float | None, protocol.RateChoice | None]:
+    """The rate the table reports for ``enc`` and the choice behind it: the grid's one rate (nothing
+    to choose, so it is known before any selection run finishes; no choice), else the one chosen on
+    dev (None while a selection run is missing; provisional while a run past the grid's edge is)."""
+    lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+    if lr is not None:
+        return lr, None
+    return chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
 
 
 def known_lr(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> float | None:
-    """The rate the table reports for ``enc``: the grid's one rate (nothing to choose, so it is known
-    before any selection run finishes), else the one chosen on dev (None while a selection run is missing)."""
-    lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
-    if lr is None:
-        lr, _ = chosen_lr(experiment, base, enc, extra, wait=False, run=False, committed=committed)
-    return lr
+    """The rate the table reports for ``enc`` (``known_choice``)."""
+    return known_choice(experiment, base, enc, extra, committed)[0]
 
 
 def protocol_jobs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[protocol.Job]]:
     """The protocol's run count for one encoder of one experiment, and the jobs known so far (the
-    final seeds wait for the learning-rate choice, unless the protocol has one rate)."""
+    final seeds wait for the learning-rate choice, unless the protocol has one rate). The selection
+    runs include those at rates added past the grid's edge, and at the one the choice now asks for."""
+    return jobs_of(base, enc, *known_choice(experiment, base, enc, extra, committed))
+
+
+def jobs_of(base, enc: str, lr: float | None, choice: protocol.RateChoice | None) -> tuple[int, list[protocol.Job]]:
+    """``protocol_jobs`` for a known rate and choice."""
     # One rate: the final runs are known (and may have finished) before the selection runs have.
-    lr = known_lr(experiment, base, enc, extra, committed)
-    jobs = protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr)
+    jobs = protocol.choice_jobs(enc, base.table.protocol, base.trainer.lr, choice)
     finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
     return len(jobs) + len(finals), [*jobs, *(finals if lr is not None else [])]
 
@@ -302,9 +380,10 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
     lines, costs = [], {}
     for experiment, base, encoders in plans:
         for enc in encoders:
-            total, jobs = protocol_jobs(experiment, base, enc, extra, committed)
+            lr, choice = known_choice(experiment, base, enc, extra, committed)
+            total, jobs = jobs_of(base, enc, lr, choice)
             records = [(j, finished(experiment, j, extra, committed)) for j in jobs]
-            done = [r for _, r in records if r]
+            done = [r for _, r in records if is_done(r)]
             spent = [h for h in (cpu_hours(r, base.trainer.num_threads) for r in done) if h is not None]
             keys = cost_keys_of(experiment, base, enc, extra)
             for key in keys:
@@ -312,7 +391,9 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent, "keys": keys, "left_out": str(base.table.not_run),
                           "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
-                          "started": started_runs(experiment, [j for j, r in records if r is None], extra)})
+                          "started": started_runs(experiment, [j for j, r in records if not is_done(r)], extra),
+                          "rerun": sum(1 for _, r in records if r is not None and not is_done(r)),
+                          "extension": None if choice is None or protocol.borrowed(base.table.protocol) else choice.pending})
     fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
     for line in lines:
         model, data = line["keys"]
@@ -356,7 +437,10 @@ def print_plan(lines: list[dict]) -> None:
         rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
         print(f"{line['experiment']:{width}} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}"
               + ("  left out of the campaign (table.not_run): not in the total" if line.get("left_out") else "")
-              + (f"  {line['started']} of them started (they resume)" if line.get("started") else ""))
+              + (f"  {line['started']} of them started (they resume)" if line.get("started") else "")
+              + (f"  {line['rerun']} of them to re-run under the patience rule" if line.get("rerun") else "")
+              + (f"  grid extended past its edge to {line['extension']:g}: its selection runs are counted (if the choice "
+                 f"moves there, the final seeds run again)" if line.get("extension") is not None else ""))
         if line.get("left_out"):
             continue  # named here, so it would run; but the campaign's cost is without it
         if line["per_run"] is None and line["to_run"]:
@@ -402,24 +486,28 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
         variant = cfg.table.variant or ""
         for enc in encoders:
             model = model_name(table, enc, variant or None)
-            lr = known_lr(experiment, cfg, enc, extra, committed)  # one rate: a finished seed is reported before the others
-            jobs = protocol.selection_jobs(enc, cfg.table.protocol, cfg.trainer.lr)
+            lr, choice = known_choice(experiment, cfg, enc, extra, committed)  # one rate: a finished seed is reported before the others
+            jobs = protocol.choice_jobs(enc, cfg.table.protocol, cfg.trainer.lr, choice)
+            encoder_rows: list[dict] = []  # this encoder's rows in this experiment: they state its rate choice
             if lr is not None:
                 jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
             else:  # the choice waits on selection runs (a rate new to the grid): finals at any rate stay, unreported
                 jobs += [job for rate in protocol.grid(cfg.table.protocol, cfg.trainer.lr)
                          for job in protocol.final_jobs(enc, cfg.table.protocol, rate)]
             for job in jobs:
-                folder = run_dir(job_config(experiment, job, extra))
+                job_cfg = job_config(experiment, job, extra)
+                folder = run_dir(job_cfg)
                 record = read_record(folder)
                 is_reported = lr is not None and job.lr == lr
                 if record is None:
                     columns = {*mapping, *(cfg.table.evaluated_columns or {})}
                     kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
-                    rows, items = rows + kept, items + kept_items
+                    encoder_rows += with_row_status(kept, committed.record(enc, folder.name, cfg.table.scale), job_cfg)
+                    items += kept_items
                     continue
                 committed.use(enc, folder.name)  # its committed rows, if any, are these rows
-                rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
+                record = with_status(record, job_cfg)  # a record made before the patience rule is judged by it
+                encoder_rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}
                 for column, overrides in (cfg.table.evaluated_columns or {}).items() if is_reported else ():
@@ -430,14 +518,27 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     row = evidence.evidence_rows(record, model, variant, {column: metric}, cfg.table.scale, job.phase, True)[0]
                     row.update(test=evaluation["metrics"][metric] * cfg.table.scale, dev="", dev_curve="",
                                inference_seconds_per_example=evaluation["inference_seconds_per_example"])
-                    rows.append(row)
+                    encoder_rows.append(row)
                     scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
                 if is_reported:
                     for column, (metric, path) in scored.items():
                         scores = evidence.item_scores(path, metric) if path.exists() else None
                         items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v * cfg.table.scale}
                                   for i, v in (scores or {}).items()]
+            # The choice is stored with the evidence, so the table states it rather than re-deriving it.
+            rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else ""} for row in encoder_rows]
     return rows, items
+
+
+def with_row_status(rows: list[dict], stand_in: dict | None, cfg) -> list[dict]:
+    """Committed rows with their run's ``status`` and ``majority`` filled in where they predate the
+    patience rule (judged from the run's committed dev curve: ``with_status``)."""
+    if stand_in is None or all(row.get("status") for row in rows):
+        return rows
+    judged = with_status(stand_in, cfg)
+    majority = judged.get("majority_baseline")
+    return [row if row.get("status") else {**row, "status": judged["status"], "majority": "" if majority is None else majority * cfg.table.scale}
+            for row in rows]
 
 
 def footnotes(plans, rows: list[dict]) -> list[str]:
@@ -467,7 +568,8 @@ def protocol_notes(experiments) -> list[str]:
     6's two domains), else one per experiment, named, so no table states a cap some runs did not have."""
     def sentence(cfg) -> str:
         t = cfg.trainer
-        return (protocol.describe(cfg.table.protocol, t.lr, t.epochs, t.patience, t.num_threads)
+        return (protocol.describe(cfg.table.protocol, t.lr, t.epochs, t.patience, t.num_threads, str(cfg.task.select_metric),
+                                  patience.applies(cfg.task))
                 + (f" At most {t.max_batches} batches per epoch." if t.max_batches else "") + f" {t.optimizer}, batch {t.batch_size}.")
 
     by_sentence: dict[str, list[str]] = {}

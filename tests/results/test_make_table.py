@@ -127,6 +127,7 @@ def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_ru
     main = _make_table()
     base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
             "--set", "table.protocol.seeds=[1,2]", "--set", "table.protocol.select_seeds=1",
+            "--set", "table.protocol.max_grid_extensions=0",  # the grid changes by hand here, not past its edge
             "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
     assert main(["synthetic_span_copy", *base, "--set", "table.protocol.lr_grid=[1e-3,3e-4]"]) == 0
     csv = tmp_path / "results" / "synthetic_span_copy.csv"
@@ -141,8 +142,13 @@ def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_ru
     assert "no longer selected" not in capsys.readouterr().out
     assert not (tmp_path / "results" / "synthetic_span_copy.superseded.csv").exists()
     kept = csv.read_text().splitlines()
-    assert sorted(kept) == sorted(r.replace(",final,yes,", ",final,no,") if ",final," in r else r.replace(",select,yes,", ",select,no,")
-                                  for r in rows)  # every run kept, none reported until a rate is chosen
+
+    def runs(lines):  # each row but whether it is reported and the stored choice, undone while no rate is chosen
+        import csv as csv_module
+
+        return sorted(tuple(v for k, v in r.items() if k not in ("reported", "chosen_lr", "lr_choice")) for r in csv_module.DictReader(lines))
+    assert runs(kept) == runs(rows)  # every run kept, none reported until a rate is chosen
+    assert all(",yes," not in r for r in kept[1:]) and len(kept) == len(rows)
 
     assert main(["synthetic_span_copy", *wider]) == 0  # the new rate's selection run, then the choice
     out = capsys.readouterr().out
@@ -326,8 +332,10 @@ def test_a_domain_takes_its_rate_from_another_experiments_selection(real_data, t
     base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
             "--set", "table.protocol.seeds=[1]", "--set", "table.protocol.select_seeds=1", "--set", f"paths.data_dir={real_data}",
             "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
-    # the grid only in Apparel (MR has none): one selection run per rate there, then MR's seed
-    assert main(["rcrn_table1_mr", "rcrn_table1_apparel", *base, "--set", "table.protocol.lr_grid=[1e-3,3e-4]"]) == 0
+    # the grid only in Apparel (MR has none): one selection run per rate there (not extended past
+    # its edge here), then MR's seed
+    assert main(["rcrn_table1_mr", "rcrn_table1_apparel", *base, "--set", "table.protocol.lr_grid=[1e-3,3e-4]",
+                 "--set", "table.protocol.max_grid_extensions=0"]) == 0
     out = capsys.readouterr().out
     started = [line for line in out.splitlines() if line.startswith("== ")]
     assert started[:2] == ["== rcrn_table1_apparel: bilstm seed 1 lr 0.001 (select)", "== rcrn_table1_apparel: bilstm seed 1 lr 0.0003 (select)"]
@@ -524,3 +532,131 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     out = capsys.readouterr().out
     assert "0.15*" in out and "no finished run on cpu to estimate 3l_bilstm from" in out
     assert (None, None) == tuple(line["per_run"] for line in module.plan(plans, [], None))
+
+
+def _dev_rising_as_the_rate_falls(job):
+    """A selection run's record whose dev accuracy keeps improving as the rate falls."""
+    return {"dev": {"accuracy": 0.5 - job.lr}, "seconds_per_epoch": 60.0, "epochs_run": 10, "hardware": {"device": "cpu"}}
+
+
+def test_the_sweep_extends_the_grid_past_the_edge_until_the_limit_then_runs_the_final_seeds(monkeypatch):
+    """MZU Table 6: mzu_cap chose 5e-4, the smallest rate of {2e-3, 1e-3, 5e-4}, with dev still rising.
+    The sweep runs the selection seeds one step past the edge (x0.5) and chooses again, here up to
+    the limit of 2 extensions, then runs the final seeds at the rate chosen last."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    ran = []
+
+    def ensure(experiment, job, extra, wait, committed):
+        ran.append((job.seed, job.lr, job.phase))
+        return _dev_rising_as_the_rate_falls(job)
+
+    monkeypatch.setattr(module, "ensure", ensure)
+    base = compose_config(["experiment=mzu_table6_laptop", "table.protocol.max_grid_extensions=2"])
+    assert module.run_missing("mzu_table6_laptop", base, ["mzu_cap"], [], None) == 0
+    assert [lr for _, lr, phase in ran if phase == "select"][-4:] == [2.5e-4, 2.5e-4, 1.25e-4, 1.25e-4]
+    assert [(seed, lr) for seed, lr, phase in ran if phase == "final"] == [(3, 1.25e-4), (4, 1.25e-4), (5, 1.25e-4)]
+    lr, choice = module.chosen_lr("mzu_table6_laptop", base, "mzu_cap", [], wait=False, run=True, committed=None)
+    assert lr == 1.25e-4 and choice.statement().endswith("limit of 2 extension(s) hit at 0.000125: still at the edge")
+
+
+def test_the_plan_prices_the_selection_runs_past_the_grids_edge(monkeypatch, capsys):
+    """Before the extension runs exist, the choice is the grid's edge (provisional) and the plan counts
+    and prices the two selection runs one step past it."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    grid = {2e-3, 1e-3, 5e-4}
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed:
+                        _dev_rising_as_the_rate_falls(job) if job.lr in grid else None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    plans = [("mzu_table6_laptop", compose_config(["experiment=mzu_table6_laptop"]), ["mzu_cap"])]
+    (line,) = module.plan(plans, [], None)
+    assert line["extension"] == 2.5e-4
+    assert (line["total"], line["finished"], line["to_run"]) == (6 + 2 + 3, 6 + 3, 2)  # the finals ran at 5e-4
+    assert line["per_run"] == pytest.approx(60.0 * 10 / 3600)
+    module.print_plan([line])
+    assert "grid extended past its edge to 0.00025: its selection runs are counted" in capsys.readouterr().out
+    assert module.known_lr("mzu_table6_laptop", plans[0][1], "mzu_cap", [], None) == 5e-4  # reported, provisionally
+
+
+def _committed_run(module, tmp_path, experiment, job, curve, epochs_run, cap, status=""):
+    """A committed CSV holding one run of ``job`` (its real folder name) with a dev accuracy curve."""
+    cfg = module.job_config(experiment, job, [])
+    row = {"model": "BiLSTM", "encoder": job.encoder, "variant": "", "dataset": "TREC", "metric": "accuracy", "seed": job.seed,
+           "lr": job.lr, "phase": job.phase, "reported": "yes", "dev": max(curve), "test": 50.0, "selected_epoch": 1,
+           "epoch_cap": cap, "epochs_run": epochs_run, "seconds_per_epoch": 10.0, "threads": 1, "device": "cpu",
+           "dev_curve": ";".join(f"{v:.6g}" for v in curve), "run": module.run_dir(cfg).name, "status": status}
+    evidence.write_csv(tmp_path / "t.csv", [row])
+    return evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+
+
+def test_a_committed_run_the_patience_rule_would_change_is_marked_and_run_again(monkeypatch, tmp_path, capsys):
+    """A run made before the rule whose dev score never beat the majority-class score (21.3% on TREC's
+    dev split: the share of its most common class) and that early stopping ended before its cap:
+    the rule would have trained it on. It needs a re-run: --plan counts it, the sweep trains it."""
+    module = _module()
+    monkeypatch.setattr(module, "majority_of", lambda cfg: 0.2128)
+    job = module.protocol.Job("bilstm", 3, 1e-3, "final")
+    at_chance = _committed_run(module, tmp_path, "rcrn_table5", job, [21.28, 20.0, 21.28, 19.0, 21.0], 5, 50)
+    record = module.finished("rcrn_table5", job, [], at_chance)
+    assert record["status"] == "needs re-run" and not module.is_done(record)
+    trained = []
+    monkeypatch.setattr(module, "train", lambda cfg: trained.append(int(cfg.seed)) or {"dev": {"accuracy": 0.8}})
+    assert module.ensure("rcrn_table5", job, [], False, at_chance) == {"dev": {"accuracy": 0.8}} and trained == [3]
+    # the same curve run to its cap: the rule changes nothing, the run did not train
+    assert module.finished("rcrn_table5", job, [], _committed_run(module, tmp_path, "rcrn_table5", job, [21.28, 20.0], 2, 2))["status"] == "did not train"
+    # one epoch above the baseline: trained, under either rule
+    assert module.finished("rcrn_table5", job, [], _committed_run(module, tmp_path, "rcrn_table5", job, [21.28, 30.0, 25.0], 3, 50))["status"] == "trained"
+    # rows written under the rule carry their status: no data is read to judge them
+    monkeypatch.setattr(module, "majority_of", lambda cfg: pytest.fail("read the dev split"))
+    assert module.finished("rcrn_table5", job, [], _committed_run(module, tmp_path, "rcrn_table5", job, [21.0], 1, 50, "trained"))["status"] == "trained"
+
+
+def test_a_run_folder_made_before_the_rule_is_reopened_to_train_on(monkeypatch, tmp_path, capsys):
+    """A finished run folder whose record the rule would change: the record is set aside and the run
+    resumes from its last checkpoint (where the loop goes on: tests/training/test_loop.py)."""
+    import json
+
+    module = _module()
+    monkeypatch.setattr(module, "majority_of", lambda cfg: 0.5)
+    extra = [f"paths.runs_dir={tmp_path / 'runs'}"]
+    job = module.protocol.Job("bilstm", 1, 1e-3, "select")
+    folder = module.run_dir(module.job_config("rcrn_table5", job, extra))
+    folder.mkdir(parents=True)
+    old = {"identity": "x", "test": {"accuracy": 0.5}, "dev": {"accuracy": 0.5}, "epochs_run": 5, "config": {"trainer": {"epochs": 50}},
+           "history": [{"dev_accuracy": 0.5}] * 5}
+    (folder / "record.json").write_text(json.dumps(old))
+    (folder / "done").touch()
+    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")
+    assert module.finished("rcrn_table5", job, extra, committed)["status"] == "needs re-run"
+    monkeypatch.setattr(module, "train", lambda cfg: {"dev": {"accuracy": 0.7}})
+    assert module.ensure("rcrn_table5", job, extra, False, committed)["dev"]["accuracy"] == 0.7
+    assert not (folder / "done").exists() and not (folder / "record.json").exists()
+    assert len(list(folder.glob("record.json.damaged-*"))) == 1
+    assert f"re-running {folder}: early stopping ended it before its dev score beat the majority-class baseline" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # three smoke training runs
+def test_the_table_stores_the_chosen_rate_and_says_how_the_grid_was_extended(tmp_path, capsys):
+    """End to end: a two-rate grid always chooses an edge; with one extension allowed the sweep runs
+    the selection seed at the rate past it, and the CSV stores the choice and its statement, which
+    the table prints (the synthetic task's metric has no majority-class baseline: every run trained)."""
+    main = _make_table()
+    base = ["--set", "trainer=smoke", "--set", "trainer.max_eval_batches=null", "--set", "hydra.sweeper.params.encoder=bilstm",
+            "--set", "table.protocol.seeds=[1]", "--set", "table.protocol.select_seeds=1", "--set", "table.protocol.lr_grid=[1e-3,3e-4]",
+            "--set", "table.protocol.max_grid_extensions=1",
+            "--set", f"paths.runs_dir={tmp_path / 'runs'}", "--set", f"paths.results_dir={tmp_path / 'results'}"]
+    assert main(["synthetic_span_copy", *base]) == 0
+    started = [line for line in capsys.readouterr().out.splitlines() if line.startswith("== ")]
+    assert len(started) == 3 and started[2].split(" lr ")[1] in ("0.002 (select)", "0.00015 (select)")
+    rows = evidence.read_csv(tmp_path / "results" / "synthetic_span_copy.csv")
+    chosen = {r["chosen_lr"] for r in rows}
+    (statement,) = {r["lr_choice"] for r in rows}
+    assert len(chosen) == 1 and {r["lr"] for r in rows if r["reported"] == "yes"} == chosen
+    assert statement.startswith("grid extended to {") and ("choice interior" in statement or "still at the edge" in statement)
+    assert {r["status"] for r in rows} == {"trained"} and {r["majority"] for r in rows} == {""}
+    md = (tmp_path / "results" / "synthetic_span_copy.md").read_text()
+    assert statement in md and "the grid extended one step past the edge the choice sits at" in md
