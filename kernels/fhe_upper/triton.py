@@ -26,8 +26,10 @@ import triton.language as tl
 from rnnbench.kernels.multi_lstm.triton import autotune_configs  # the same hidden-size blocks as the LSTM cell
 
 
+# S, the most open gates of a sequence, follows the sampled gates from call to call: unspecialised, so
+# that a new S never compiles the kernel again (as multi_lstm.triton's row counts).
 @triton.autotune(configs=autotune_configs(), key=["H"])
-@triton.jit
+@triton.jit(do_not_specialize=["S"])
 def _carry_forward_kernel(
     upd_ptr, open_ptr, mask_ptr, out_ptr,
     T, S, H,
@@ -52,7 +54,7 @@ def _carry_forward_kernel(
 
 
 @triton.autotune(configs=autotune_configs(), key=["H"])
-@triton.jit
+@triton.jit(do_not_specialize=["S"])
 def _carry_backward_kernel(
     dout_ptr, open_ptr, mask_ptr, count_ptr, dupd_ptr,
     T, S, H,

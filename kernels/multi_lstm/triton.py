@@ -37,8 +37,12 @@ def _tanh(v):
 
 
 # Updated in place (a forward, dc backward): autotuning restores them between its trial runs.
+# Row counts (n, m_rec) change from step to step, and with FHE's sampled gates from call to call;
+# Triton compiles a kernel again for an integer argument that is 1 or a multiple of 16 where it was
+# not before (a compile inside a timed step, long after warm-up). They only index rows, so they are
+# passed unspecialised: one compiled kernel for every count.
 @triton.autotune(configs=autotune_configs(), key=["H", "HAS_PREV", "HAS_R"], restore_value=["a_ptr"])
-@triton.jit
+@triton.jit(do_not_specialize=["n"])
 def _forward_kernel(
     a_ptr, rec_ptr, cp_ptr, c_ptr, tc_ptr, h_ptr, r_ptr,
     n, H,
@@ -77,7 +81,7 @@ def _forward_kernel(
 
 
 @triton.autotune(configs=autotune_configs(), key=["H", "HAS_PREV", "HAS_REC", "HAS_DR"], restore_value=["dc_ptr"])
-@triton.jit
+@triton.jit(do_not_specialize=["n", "m_rec"])
 def _backward_kernel(
     a_ptr, da_ptr, cp_ptr, tc_ptr, dho_ptr, dhr_ptr, dc_ptr, dr_ptr,
     n, m_rec, H,
