@@ -22,7 +22,8 @@ Fallback, the same for every op, with a warning once per (op, wanted, used):
 
 Asked for by name in ``impl=``, an implementation the op does not have, or "cpu" on
 CUDA tensors, is an error. ``implementations_used()`` says what actually ran since
-``reset_used()``, for the run record.
+``reset_used()``, for the run record; ``autotuned_configs()`` which config Triton's autotuner
+chose for each kernel (scripts/bench_cost.py records both).
 """
 from __future__ import annotations
 
@@ -66,6 +67,44 @@ def implementations_used() -> dict[str, str]:
 
 def reset_used() -> None:
     _used.clear()
+
+
+def autotuned_configs() -> dict[str, dict[str, str]]:
+    """{kernel: {autotuning key: chosen config}} of every Triton kernel of these ops that has run
+    in this process: what Triton's autotuner picked (its cache; a kernel with one config, as under
+    TRITON_INTERPRET=1, gives that config as ``best_config`` under the key "only config"). Kernels
+    are named ``<op>.<kernel function>``; the key is the autotuner's (its key arguments, then the
+    tensor arguments' dtypes). Empty where Triton never ran."""
+    import sys
+
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ModuleNotFoundError:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for module_name, module in sorted(sys.modules.items()):
+        parts = module_name.split(".")
+        if parts[:2] != ["rnnbench", "kernels"] or parts[-1] != "triton" or len(parts) != 4:
+            continue
+        for attribute, kernel in sorted(vars(module).items()):
+            if not isinstance(kernel, Autotuner):
+                continue
+            chosen = {_key_text(key): _config_text(config) for key, config in getattr(kernel, "cache", {}).items()}
+            if not chosen and getattr(kernel, "best_config", None) is not None:
+                chosen = {"only config": _config_text(kernel.best_config)}
+            if chosen:
+                out[f"{parts[2]}.{attribute}"] = chosen
+    return out
+
+
+def _key_text(key) -> str:
+    return ", ".join(str(k).removeprefix("torch.") for k in (key if isinstance(key, tuple) else (key,)))
+
+
+def _config_text(config) -> str:
+    """``BLOCK_D=128, num_warps=2, num_stages=3``: the config's block sizes and launch options."""
+    launch = {name: getattr(config, name, None) for name in ("num_warps", "num_stages")}
+    return ", ".join(f"{k}={v}" for k, v in {**config.kwargs, **launch}.items() if v is not None)
 
 
 def resolve(op: str, provided: tuple[str, ...], tensor: torch.Tensor, impl: str | None = None) -> str:

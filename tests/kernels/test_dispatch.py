@@ -123,3 +123,22 @@ def test_every_op_names_its_implementations_from_the_one_set(op):
     module = importlib.import_module(f"rnnbench.kernels.{op}")
     assert module.IMPLS[0] == "reference" and set(module.IMPLS) <= set(dispatch.IMPLS)
     assert callable(getattr(module, op))
+
+
+@pytest.mark.slow  # one Triton kernel in the interpreter
+def test_the_autotuned_configs_name_each_kernel_its_key_and_the_config_chosen(monkeypatch):
+    pytest.importorskip("triton")
+    B, T, D = 2, 3, 4
+    f, x = torch.rand(B, T, D), torch.randn(B, T, D)
+    gs.gated_scan(f, x, torch.ones(B, T, dtype=torch.bool), impl="triton")
+    from rnnbench.kernels.gated_scan import triton as backend
+
+    chosen = dispatch.autotuned_configs()["gated_scan._forward_kernel"]
+    assert list(chosen) == ["only config"] and chosen["only config"].startswith("BLOCK_D=16, num_warps=1")  # the interpreter's
+    import triton
+
+    # where several configs were tried, the autotuner's cache holds one choice per key
+    monkeypatch.setattr(backend._forward_kernel, "cache", {(400, True, True, False, "torch.float32"): triton.Config({"BLOCK_D": 128}, num_warps=2)})
+    chosen = dispatch.autotuned_configs()["gated_scan._forward_kernel"]
+    assert list(chosen) == ["400, True, True, False, float32"]
+    assert chosen["400, True, True, False, float32"].startswith("BLOCK_D=128, num_warps=2")
