@@ -57,6 +57,11 @@ def test_the_timing_columns_are_written_only_where_a_row_has_them(tmp_path):
     assert new.read_text().splitlines()[0] == ",".join([*evidence.FIELDS, "cpu_seconds_per_epoch", "load_average"])
     back = evidence.read_csv(new)
     assert back[1]["load_average"] == 2.5 and back[1]["cpu_seconds_per_epoch"] == 3.0 and back[0]["load_average"] == ""
+    # a file with columns of its own after the evidence's keeps them last: a superseded row is its row plus the date
+    superseded = tmp_path / "superseded.csv"
+    evidence.write_csv(superseded, [{**r, "superseded_on": "2026-11-28"} for r in back], evidence.SUPERSEDED_FIELDS)
+    assert superseded.read_text().splitlines()[0].endswith(",cpu_seconds_per_epoch,load_average,superseded_on")
+    assert [line.rsplit(",", 1)[0] for line in superseded.read_text().splitlines()[1:]] == new.read_text().splitlines()[1:]
 
 
 def test_the_cost_section_says_under_what_load_its_seconds_were_measured():

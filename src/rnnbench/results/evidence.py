@@ -99,7 +99,9 @@ def _sort_key(row: dict):
 
 def write_csv(path: Path, rows: list[dict], fields: list[str] = FIELDS, sort_key=_sort_key) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fields = [*fields, *(f for f in OPTIONAL_FIELDS if f not in fields and any(row.get(f) not in (None, "") for row in rows))]
+    present = [f for f in OPTIONAL_FIELDS if f not in fields and any(row.get(f) not in (None, "") for row in rows)]
+    at = fields.index(FIELDS[-1]) + 1 if FIELDS[-1] in fields else len(fields)  # before a file's own last columns (superseded_on)
+    fields = [*fields[:at], *present, *fields[at:]]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fields, lineterminator="\n")
     writer.writeheader()
