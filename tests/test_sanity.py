@@ -142,6 +142,29 @@ def test_the_initial_loss_of_a_uniform_model_is_the_prior_and_large_logits_fail(
     assert not confident.passed and confident.value > 2 * math.log(CLASSES)
 
 
+class _FixedLoss(nn.Module):
+    def __init__(self, loss: float):
+        super().__init__()
+        self.loss = loss
+
+    def forward(self, batch):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(loss=torch.tensor(self.loss)), None
+
+
+class _MarginProbe(ClassifierProbe):
+    def prior_loss(self, batch, out):
+        return 0.1, "the margin"
+
+
+@pytest.mark.parametrize("loss, passes", [(0.18, True), (0.02, True), (0.25, False)])
+def test_a_small_prior_is_judged_within_an_absolute_floor(loss, passes):
+    """A ranker's prior is its margin, 0.1: 25% of it would fail cosine scores a few hundredths apart."""
+    check = sanity.initial_loss(_FixedLoss(loss), BATCH, _MarginProbe(None))
+    assert check.passed is passes
+
+
 def test_an_unused_parameter_fails_the_gradient_check_by_name():
     model = _model(UnusedParameter(EMB, hidden_size=8, bidirectional=True))
     check = sanity.gradients(model, BATCH, 1)
@@ -174,6 +197,31 @@ def test_dropout_on_an_unbounded_residual_path_fails_the_train_eval_check():
     dropped = sanity.train_eval(_model(Residual(EMB, dropped_residual=True)), BATCH, 1)
     assert clean.passed and abs(clean.value - 1) < 0.2
     assert not dropped.passed and dropped.value > sanity.TRAIN_EVAL_FACTOR
+
+
+class Gated(Encoder):
+    """Samples a gate per token in training (a policy, as FHE's) and thresholds it in eval; the
+    states are the input where the gate is open, tripled."""
+
+    def __init__(self, input_size: int):
+        super().__init__(input_size, input_size)
+        self.gate = nn.Linear(input_size, 1)
+
+    def forward(self, x, mask, context=None):
+        p = torch.sigmoid(self.gate(x).squeeze(-1))
+        if self.training:
+            b = torch.bernoulli(torch.full_like(p, 0.9)).bool()
+            log_prob = torch.where(b, p.log(), torch.log1p(-p)).sum(dim=1)
+        else:
+            b, log_prob = p > 2.0, None  # every gate shut
+        states = x + 2 * x * b.unsqueeze(-1)
+        return EncoderOutput(zero_padding(states, mask), policy_log_prob=log_prob)
+
+
+def test_sampled_decisions_are_taken_as_in_eval_mode_when_only_dropout_is_judged():
+    check = sanity.train_eval(_model(Gated(EMB)), BATCH, 1)
+    assert check.passed and check.value == pytest.approx(1.0) and "decisions as in eval" in check.shown
+    assert check.detail["ratio_with_sampled_decisions"] > 2
 
 
 def test_states_constant_across_tokens_fail_memorisation_and_the_input_check():

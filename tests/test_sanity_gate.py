@@ -39,8 +39,8 @@ def test_the_rows_of_a_table_are_its_experiments_sweeps():
     rows = gate.table_rows("mzu_table6")
     assert {"mzu_table6_restaurant", "mzu_table6_laptop"} <= {r.experiment for r in rows}
     assert {r.encoder for r in rows if r.experiment == "mzu_table6_laptop"} == {"bilstm", "bigru", "dt_gru", "mzu_cap"}
-    assert gate.by_priority(["dcu_table1", gate.DEFAULT_TABLE, "rcrn_table5", "lstm_odyssey_table1"]) == \
-        ["lstm_odyssey_table1", "rcrn_table5", "dcu_table1", gate.DEFAULT_TABLE]
+    assert gate.by_priority(["dcu_table1", gate.DEFAULT_TABLE, "rcrn_table1", "rcrn_table5", "lstm_odyssey_table1"]) == \
+        ["lstm_odyssey_table1", "rcrn_table5", "rcrn_table1", "dcu_table1", gate.DEFAULT_TABLE]
     assert "rcrn_table1" in gate.committed_tables("results") and "rcrn_table10" not in gate.committed_tables("results")
 
 
