@@ -1,4 +1,5 @@
-"""Write results/claims.md, the claims ledger: every paper claim with ours and a verdict.
+"""Write results/claims.md, the claims ledger: every paper claim with ours and a verdict
+(the rule: docs/verdicts.md).
 
     python scripts/claims.py            (make claims)
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
 from rnnbench.experiments import experiments_of
-from rnnbench.results import ledger, stats
+from rnnbench.results import ledger, verdicts
 from rnnbench.results.identity import data_inputs
 
 
@@ -27,8 +28,8 @@ def status_of_table(table: str) -> str:
         except RnnbenchError:
             continue
         if any(not p.exists() for name, p in inputs.items() if name != "embedding"):
-            return stats.DATA_MISSING
-    return stats.NOT_RUN
+            return verdicts.DATA_MISSING
+    return verdicts.NOT_RUN
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
               "'data missing'. Set RNNBENCH_DATA to the folder that holds the datasets.", file=sys.stderr)
     text = ledger.build(results, status_of_table)
     (results / "claims.md").write_text(text)
-    print(text.split("\n\n")[3] if text.count("\n\n") > 3 else text)
+    print(next(line for line in text.splitlines() if line.startswith("**")))
     print(f"wrote {results / 'claims.md'}")
     return 0
 

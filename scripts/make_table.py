@@ -29,7 +29,7 @@ from omegaconf import OmegaConf
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError, RnnbenchError, RunInProgress
-from rnnbench.experiments import parameter_counts, sweep_of
+from rnnbench.experiments import claimed_parameter_counts, sweep_of
 from rnnbench.results import evidence, patience, protocol, report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import DONE, PREDICTIONS, RECORD, read_record, set_aside
@@ -675,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         # Nothing matched: more likely another data folder (RNNBENCH_DATA) than a config change, so nothing is dropped.
         print(f"no finished or committed run matches the current configs (is RNNBENCH_DATA the data the runs read?): "
               f"rendering the committed evidence {csv_path} as it is")
-    counts = parameter_counts(name)  # every row's size, run or not: size claims need no training
+    counts = claimed_parameter_counts(name)  # a size claim's evidence, run or not (no file for other tables)
     if counts:
         evidence.write_parameter_counts(evidence.parameters_path(csv_path), counts, git_commit())
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []

@@ -3,8 +3,9 @@ each row they fill, read off the configs without runs.
 
 A claim about model size ("the Bi-2-LSTM has the same number of parameters as the Large
 2-LSTM") needs no training: the count depends on neither the seed nor the data.
-``make_table`` commits the counts beside a table's runs (``results/<table>.parameters.csv``),
-and the claims ledger decides such a claim on them when a row has no runs.
+``make_table`` commits the counts beside the runs of a table with such a claim
+(``results/<table>.parameters.csv``: ``claimed_parameter_counts``), and the claims ledger
+decides the claim on them when a row has no runs.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from hydra.errors import HydraException
 
 from rnnbench.compose import CONF_DIR, compose_config
 from rnnbench.errors import RnnbenchError
+from rnnbench.results.claims import load_claims
+from rnnbench.results.tables import REGISTRY
 from rnnbench.training.model import encoder_parameters
 
 
@@ -63,3 +66,13 @@ def parameter_counts(table: str) -> dict[str, tuple[int, str]]:
                 ambiguous.add(row)  # two experiments fill the row with different sizes: no one count is the row's
             counts.setdefault(row, (count, experiment))
     return {row: c for row, c in counts.items() if row not in ambiguous}
+
+
+def claimed_parameter_counts(table: str) -> dict[str, tuple[int, str]]:
+    """``parameter_counts`` of a table one of whose claims is on parameter counts (the evidence the
+    ledger decides it on without runs); {} for any other table, which keeps no counts file."""
+    if not (REGISTRY / f"{table}.yaml").exists():  # a table no paper printed: no claims
+        return {}
+    if not any(claim.get("quantity") == "parameters" for claim in load_claims(table)):
+        return {}
+    return parameter_counts(table)

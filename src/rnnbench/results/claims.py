@@ -1,11 +1,20 @@
 """The papers' claims (registry data) tested against our evidence.
 
-A claim in ``paper_numbers/<table>.yaml`` says that one row beats another on one
-column ("RCRN > 3L-BiLSTM on TREC accuracy"), or costs less (seconds per epoch),
-or generalises better. ``evaluate`` pairs our reported runs of the two rows by
-seed and gives the paired t interval of (better - worse) over seeds and, for
-test metrics with per-item scores, the paired bootstrap over test items; the
-verdict needs every interval to agree (see ``rnnbench.results.stats``).
+A claim in ``paper_numbers/<table>.yaml`` says that one row beats another on one column ("RCRN >
+3L-BiLSTM on TREC accuracy"), costs less (seconds per epoch), is a stated factor faster
+(``min_factor``), or is as large within a declared margin (``relation: equal``). ``evaluate``
+pairs our reported runs of the two rows by seed and gathers the evidence its verdict needs: the
+estimate of the effect over seeds and test items together (``stats.two_level_estimate``, the
+items clustered by the table's ``item_unit``: ``clusters``), the same without the seeds that
+chose the learning rate, the paired t over seeds as a cross-check, the guards
+(``guards``), what the claim says (``verdicts.Hypothesis``), and the price of one more paired seed.
+The verdict is decided with the paper's other claims (``verdicts.decide``); alone, ``evaluate``
+decides a claim as a family of one.
+
+The effect is the difference better - worse of the table's metric, or for time (and for a
+claim of size) the log of the ratio better / worse, paired by seed: for the cost benchmark
+(RCRN Table 10) the seed is the timing round, in which both rows were timed together.
+Parameter counts are exact: counted, not tested.
 """
 from __future__ import annotations
 
@@ -13,13 +22,11 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from rnnbench.results import evidence, stats
+from rnnbench.results import clusters, evidence, guards, stats, verdicts
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
-TIMED = {"seconds_per_epoch", "inference_seconds_per_example"}  # compared only between runs timed alike
+TIMED = {"seconds_per_epoch", "inference_seconds_per_example"}  # judged on ratios timed together
 COST_METRICS = {"seconds", "parameters"}  # the metrics of a cost benchmark's rows (RCRN Table 10)
 
 
@@ -30,23 +37,52 @@ class ClaimResult:
     paper: tuple[float | None, float | None]  # the paper's numbers of (better, worse)
     ours: tuple[float | None, float | None]  # our means of (better, worse)
     seeds: list[int] = field(default_factory=list)  # paired seeds
-    t: stats.Interval | None = None
-    bootstrap: stats.Interval | None = None
-    verdict: str = stats.NOT_RUN
+    t: stats.Interval | None = None  # the paired t interval of the effect over seeds (95%): the cross-check
+    estimate: stats.Estimate | None = None  # the effect over seeds and test items: what the verdict is decided on
+    held_out: stats.Estimate | None = None  # the same on the seeds that did not choose the learning rate
+    held_out_seeds: list[int] = field(default_factory=list)
+    test: verdicts.Hypothesis | None = None  # what the claim says, on the effect
+    guards: list[str] = field(default_factory=list)  # what withholds a decided verdict
+    price: tuple[float, str] | None = None  # one more paired seed: (hours, "CPU h" or "GPU h")
+    verdict: str = verdicts.NOT_RUN
     note: str = ""
     compared: tuple[str, str] | None = None  # the rows compared: the claim's, or those standing in for them
-    counted: bool = False  # decided on parameter counts read off the rows' configs, without runs
+    counted: bool = False  # decided on exact parameter counts (no statistics)
+    decision: verdicts.Decision | None = None  # set by verdicts.decide
 
 
 def load_claims(table: str) -> list[dict]:
-    claims = paper_table(table).get("claims") or []
+    """The table's claims, checked: a malformed claim is one line naming its file and id."""
+    registry = paper_table(table)
+    where = f"paper_numbers/{table}.yaml"
+    unit = registry.get("item_unit", clusters.ITEM)
+    if unit not in clusters.known_units():
+        raise ValueError(f"{where}: item_unit {unit!r} is not one of {', '.join(clusters.known_units())}")
+    claims = registry.get("claims") or []
     for claim in claims:
-        missing = {"id", "text", "better", "worse", "column"} - set(claim)
-        if missing:
-            raise ValueError(f"paper_numbers/{table}.yaml: claim {claim.get('id', '?')!r} lacks {', '.join(sorted(missing))}")
-        if claim.get("quantity", "test") not in QUANTITIES:
-            raise ValueError(f"paper_numbers/{table}.yaml: claim {claim['id']!r}: quantity must be one of {sorted(QUANTITIES)}")
+        check_claim(claim, where)
+        for side in ("better", "worse"):
+            _paper_row(registry, claim, side, where)  # raises where the claim's paper row is not one row
     return claims
+
+
+def check_claim(claim: dict, where: str = "claim") -> None:
+    """A claim's fields: the required ones present, a known quantity, a margin for an equality
+    (declared before any run is read), positive factors and margins."""
+    missing = {"id", "text", "better", "worse", "column"} - set(claim)
+    if missing:
+        raise ValueError(f"{where}: claim {claim.get('id', '?')!r} lacks {', '.join(sorted(missing))}")
+    name = f"{where}: claim {claim['id']!r}"
+    if claim.get("quantity", "test") not in QUANTITIES:
+        raise ValueError(f"{name}: quantity must be one of {sorted(QUANTITIES)}")
+    if claim.get("relation") == "equal" and claim.get("margin") is None and claim.get("relative_margin") is None:
+        raise ValueError(f"{name}: an equality claim declares its margin (margin: in the column's units, or "
+                         "relative_margin: a fraction of the worse row's value) before any run is read")
+    for key in ("min_factor", "relative_margin", "margin", "smallest_effect"):
+        if key in claim and not (isinstance(claim[key], (int, float)) and claim[key] > 0):
+            raise ValueError(f"{name}: {key} must be a positive number, got {claim[key]!r}")
+    if claim.get("relative_margin", 0) >= 1:
+        raise ValueError(f"{name}: relative_margin is a fraction below 1 (0.1: within 10%)")
 
 
 def split_row(name: str) -> tuple[str, str]:
@@ -55,24 +91,36 @@ def split_row(name: str) -> tuple[str, str]:
     return encoder, variant
 
 
-def _paper_value(table: dict, name: str, column: str) -> float | None:
-    encoder, variant = split_row(name)
-    for row in table["rows"]:
-        if row.get("encoder") == encoder and (row.get("variant") or "") == variant:
-            return (row.get("values") or {}).get(column)
-    return None
+def _paper_row(registry: dict, claim: dict, side: str, where: str = "") -> dict | None:
+    """The paper's row a claim's side names: the registry row its ``paper_rows`` names by model,
+    else the one row of that encoder and variant that prints the claim's column (RCRN Table 10
+    prints three pairs of rows of one encoder each: there, the claim must say which)."""
+    named = (claim.get("paper_rows") or {}).get(side)
+    if named is not None:
+        for row in registry["rows"]:
+            if row.get("model") == named:
+                return row
+        raise ValueError(f"{where}: claim {claim['id']!r}: paper_rows.{side} {named!r} is not a row's model")
+    encoder, variant = split_row(claim[side])
+    rows = [r for r in registry["rows"] if r.get("encoder") == encoder and (r.get("variant") or "") == variant]
+    printing = [r for r in rows if (r.get("values") or {}).get(claim["column"]) is not None]
+    if len(printing) > 1:
+        raise ValueError(f"{where}: claim {claim['id']!r}: {len(printing)} rows of {claim[side]} print {claim['column']} "
+                         f"({', '.join(r['model'] for r in printing)}): name the paper's row in paper_rows.{side}")
+    return printing[0] if printing else (rows[0] if rows else None)
 
 
 def with_macro_average(rows: list[dict], column: str, claim: dict) -> tuple[list[dict], str]:
     """Rows plus, per model and seed, the mean test score over the datasets both of the claim's
-    models have (a macro average, e.g. RCRN Table 1's over the Amazon domains), and a note
-    with the sign test across those datasets (mean over seeds per dataset)."""
-    def by_dataset(name: str) -> dict[str, dict[int, float]]:
+    models have (a macro average, e.g. RCRN Table 1's over the Amazon domains: ``macro_datasets``),
+    and a note with the sign test across those datasets (mean over seeds per dataset). A seed's
+    macro row is a selection run's where any of its datasets' runs chose the rate."""
+    def by_dataset(name: str) -> dict[str, dict[int, dict]]:
         encoder, variant = split_row(name)
-        out: dict[str, dict[int, float]] = {}
+        out: dict[str, dict[int, dict]] = {}
         for r in rows:
             if r["encoder"] == encoder and r["variant"] == variant and r.get("reported") == "yes":
-                out.setdefault(r["dataset"], {})[r["seed"]] = r["test"]
+                out.setdefault(r["dataset"], {})[r["seed"]] = r
         return out
 
     a, b = by_dataset(claim["better"]), by_dataset(claim["worse"])
@@ -84,18 +132,32 @@ def with_macro_average(rows: list[dict], column: str, claim: dict) -> tuple[list
         encoder, variant = split_row(name)
         seeds = set.intersection(*(set(per[d]) for d in datasets))
         for seed in sorted(seeds):
+            phase = "select" if any(per[d][seed].get("phase") == "select" for d in datasets) else "final"
             extra.append({"encoder": encoder, "variant": variant, "dataset": column, "reported": "yes", "seed": seed,
-                          "model": name, "test": statistics.fmean(per[d][seed] for d in datasets)})
-    wins, losses, p = stats.sign_test([statistics.fmean(a[d].values()) for d in datasets], [statistics.fmean(b[d].values()) for d in datasets])
+                          "model": name, "phase": phase, "test": statistics.fmean(per[d][seed]["test"] for d in datasets)})
+    mean = lambda per, d: statistics.fmean(r["test"] for r in per[d].values())  # noqa: E731
+    wins, losses, p = stats.sign_test([mean(a, d) for d in datasets], [mean(b, d) for d in datasets])
     note = (f"macro average over the {len(datasets)} datasets run here ({', '.join(datasets)}); sign test across them: "
             f"{wins} wins, {losses} losses, p = {p:.3f}")
     return rows + extra, note
 
 
+def macro_datasets(rows: list[dict], claim: dict) -> set[str]:
+    """The datasets a macro average is over: those with reported runs of both of the claim's rows."""
+    def datasets(name: str) -> set[str]:
+        encoder, variant = split_row(name)
+        return {r["dataset"] for r in rows if r["encoder"] == encoder and r["variant"] == variant and r.get("reported") == "yes"}
+    return datasets(claim["better"]) & datasets(claim["worse"])
+
+
 def paper_values(table: str, claim: dict) -> tuple[float | None, float | None]:
     """The paper's printed numbers of the claim's (better, worse) rows in its column."""
     registry = paper_table(table)
-    return _paper_value(registry, claim["better"], claim["column"]), _paper_value(registry, claim["worse"], claim["column"])
+    values = []
+    for side in ("better", "worse"):
+        row = _paper_row(registry, claim, side, f"paper_numbers/{table}.yaml")
+        values.append(None if row is None else (row.get("values") or {}).get(claim["column"]))
+    return values[0], values[1]
 
 
 def _reported(rows: list[dict], name: str, column: str) -> dict[int, dict]:
@@ -104,7 +166,8 @@ def _reported(rows: list[dict], name: str, column: str) -> dict[int, dict]:
             if r["encoder"] == encoder and r["variant"] == variant and r["dataset"] == column and r.get("reported") == "yes"}
 
 
-def _item_matrix(items: list[dict], model_rows: dict[int, dict], seeds: list[int], column: str) -> tuple[np.ndarray, list[str]] | None:
+def _item_scores(items: list[dict], model_rows: dict[int, dict], seeds: list[int], column: str) -> dict[int, dict[str, float]] | None:
+    """Seed -> item -> score of one row's runs, or None where a seed has none."""
     if not seeds:
         return None
     any_row = next(iter(model_rows.values()))
@@ -112,34 +175,80 @@ def _item_matrix(items: list[dict], model_rows: dict[int, dict], seeds: list[int
     for it in items:
         if it["dataset"] == column and it["model"] == any_row["model"] and it["variant"] == any_row["variant"] and it["seed"] in seeds:
             by_seed.setdefault(it["seed"], {})[it["item"]] = it["score"]
-    if set(by_seed) != set(seeds):
+    return by_seed if set(by_seed) == set(seeds) else None
+
+
+def _two_level(table: str, items: list[dict], better: dict, worse: dict, seeds: list[int], column: str) -> stats.Estimate | None:
+    """The difference over seeds and test items (the items both rows scored in every seed, in
+    clusters of the table's ``item_unit``); None without per-item scores of every seed."""
+    a, b = _item_scores(items, better, seeds, column), _item_scores(items, worse, seeds, column)
+    if a is None or b is None:
         return None
-    ids = sorted(set.intersection(*(set(v) for v in by_seed.values())))
-    return np.array([[by_seed[s][i] for i in ids] for s in seeds]), ids
+    ids = sorted(set.intersection(*(set(a[s]) for s in seeds), *(set(b[s]) for s in seeds)))
+    if len(ids) < 2:
+        return None
+    unit = paper_table(table).get("item_unit", clusters.ITEM)
+    return stats.two_level_estimate([[a[s][i] for i in ids] for s in seeds], [[b[s][i] for i in ids] for s in seeds],
+                                    clusters.cluster_labels(unit, ids))
+
+
+def _test(claim: dict, paper: tuple[float | None, float | None], quantity: str) -> verdicts.Hypothesis:
+    """What the claim says, on its effect: a difference, or for time and size the log ratio."""
+    direction = -1 if claim.get("lower_is_better") else 1
+    ratio = quantity in TIMED or bool(claim.get("min_factor")) or claim.get("relative_margin") is not None
+    pb, pw = paper
+    if claim.get("smallest_effect") is not None:
+        reference = float(claim["smallest_effect"])
+        reference = math.log(1 + reference) if ratio else reference
+    elif pb is None or pw is None:
+        reference = None
+    elif ratio:
+        reference = direction * math.log(pb / pw) if pb > 0 and pw > 0 else None
+    else:
+        reference = direction * (pb - pw)
+    if claim.get("relation") == "equal":
+        m = claim.get("relative_margin")
+        bounds = (math.log(1 - m), math.log(1 + m)) if m is not None else (-float(claim["margin"]), float(claim["margin"]))
+        return verdicts.Hypothesis(verdicts.LOG_RATIO if m is not None else verdicts.DIFFERENCE, direction, bounds=bounds)
+    threshold = math.log(float(claim["min_factor"])) if claim.get("min_factor") else 0.0
+    return verdicts.Hypothesis(verdicts.LOG_RATIO if ratio else verdicts.DIFFERENCE, direction, threshold, reference)
 
 
 def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confidence: float = 0.95,
-             samples: int = 10000, counts: dict[str, tuple[int, str]] | None = None) -> ClaimResult:
-    """``counts``: row -> (encoder parameters, experiment) read off the configs
-    (``results/<table>.parameters.csv``), deciding a size claim whose rows lack runs."""
+             samples: int | None = None, counts: dict[str, tuple[int, str]] | None = None) -> ClaimResult:
+    """The claim's evidence, decided alone (a family of one; the ledger decides it again with
+    the paper's other claims). ``counts``: row -> (encoder parameters, experiment) read off the
+    configs (``results/<table>.parameters.csv``), deciding a size claim whose rows lack runs.
+    ``confidence`` is the level of the paired t printed beside; ``samples`` is unused (the
+    estimate is computed exactly) and kept for callers that pass a protocol's setting."""
+    check_claim(claim, f"paper_numbers/{table}.yaml")
+    result = _evaluate(table, claim, rows, items, confidence, counts)
+    verdicts.decide([result])
+    return result
+
+
+def _evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confidence: float,
+              counts: dict[str, tuple[int, str]] | None) -> ClaimResult:
     column, quantity = claim["column"], claim.get("quantity", "test")
-    lower = bool(claim.get("lower_is_better", False))
     paper = paper_values(table, claim)
-    note = ""
+    note, datasets = "", set()  # datasets: the columns whose runs the claim compares
     if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
+        datasets = macro_datasets(rows, claim)
         rows, note = with_macro_average(rows, column, claim)
-        items = []  # the macro average is over datasets, not items: the seeds' interval and the sign test decide
+        items = []  # the macro average is over datasets, not items: the seeds and the sign test decide
     column = _column(rows, claim, column)
+    datasets = datasets or {column}
     better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
-    if quantity == "parameters" and (not better or not worse):
-        counted = _counted(table, claim, paper, counts or {})
+    if quantity == "parameters":
+        counted = _counted(table, claim, paper, better, worse, counts or {})
         if counted is not None:
             return counted
     stand_in = _stand_in(table, rows, claim, column) if not better or not worse else None
     if stand_in:
         named, why = stand_in
-        result = evaluate(table, {**claim, **named}, rows, items, confidence, samples, counts)
+        result = _evaluate(table, {**claim, **named}, rows, items, confidence, counts)
         result.claim, result.paper = claim, paper
+        result.test = None if result.counted or result.test is None else _test(claim, paper, quantity)
         result.note = "; ".join(n for n in (why, result.note) if n)
         return result
     result = ClaimResult(table, claim, paper, (None, None), note=note, compared=(claim["better"], claim["worse"]))
@@ -147,100 +256,108 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
         missing = [n for n, r in ((claim["better"], better), (claim["worse"], worse)) if not r]
         result.note = f"no reported runs of {', '.join(missing)}"
         return result
-    value = (lambda r: r[quantity]) if quantity != "test" else (lambda r: r["test"])
+    value = lambda r: r[quantity]  # noqa: E731
     result.ours = (statistics.fmean(value(r) for r in better.values()), statistics.fmean(value(r) for r in worse.values()))
     seeds = sorted(set(better) & set(worse))
     result.seeds = seeds
-    result.t = stats.paired_t_interval([value(better[s]) for s in seeds], [value(worse[s]) for s in seeds], confidence)
-    if quantity == "test":
-        a, b = _item_matrix(items, better, seeds, column), _item_matrix(items, worse, seeds, column)
-        if a is not None and b is not None:
-            common = sorted(set(a[1]) & set(b[1]))
-            ia = [a[1].index(i) for i in common]
-            ib = [b[1].index(i) for i in common]
-            result.bootstrap = stats.paired_bootstrap(a[0][:, ia], b[0][:, ib], confidence, samples)
-    if result.t is None:
-        result.verdict = stats.INCONCLUSIVE
-        result.note = "; ".join(n for n in (note, f"{len(seeds)} paired seed(s): no interval") if n)
-        return result
-    if quantity in TIMED and _timed_differently(result, [*(better[s] for s in seeds), *(worse[s] for s in seeds)]):
-        return result
-    if claim.get("relation") == "equal":
-        result.verdict = equality_verdict(result.t, quantity)
-        return result
-    if claim.get("min_factor"):
-        _judge_factor(result, [value(better[s]) for s in seeds], [value(worse[s]) for s in seeds], float(claim["min_factor"]), lower)
-        return result
-    result.verdict = stats.verdict([result.t, result.bootstrap], better_is_higher=not lower)
-    if quantity == "test":
-        _weigh_convergence(result, {claim["better"]: better, claim["worse"]: worse})
+    result.test = _test(claim, paper, quantity)
+    ratio = result.test.effect == verdicts.LOG_RATIO
+    effect = (lambda s: math.log(value(better[s]) / value(worse[s]))) if ratio else (lambda s: value(better[s]) - value(worse[s]))
+    result.t = stats.paired_t_interval([effect(s) for s in seeds], [0.0] * len(seeds), confidence)
+    runs = _runs_in(rows, claim, datasets, seeds)
+    # The seeds whose dev scores chose a row's rate among two or more: their test scores may be flattered.
+    chose = {side: len(guards.grid(rows, *split_row(claim[side]), datasets)) > 1 for side in ("better", "worse")}
+    held_out = [s for s in seeds if not any(chose[side] and by_seed[s].get("phase") == "select"
+                                            for side, by_seed in (("better", better), ("worse", worse)))]
+
+    def estimate(on: list[int]) -> stats.Estimate | None:
+        two_level = _two_level(table, items, better, worse, on, column) if quantity == "test" and not ratio else None
+        return two_level or stats.seed_estimate([effect(s) for s in on])
+
+    result.estimate = estimate(seeds)
+    if held_out != seeds:
+        result.held_out, result.held_out_seeds = estimate(held_out), held_out
+    if quantity in TIMED:
+        timed = [*runs[claim["better"]], *runs[claim["worse"]]]
+        result.guards = guards.timed_apart(timed)
+        note = "; ".join(n for n in (note, f"timed on {guards.timing_conditions(timed)[0]}") if n)
+    elif quantity == "test":
+        result.guards = [*guards.grid_edges(rows, runs, datasets), *guards.at_cap(runs), *guards.untrained(runs)]
+    result.price = _price(runs)
+    result.note = note
+    if result.estimate is None:
+        result.verdict = verdicts.INCONCLUSIVE
+        result.note = "; ".join(n for n in (note, f"{len(seeds)} paired seed(s): the run-to-run variance is unknown") if n)
     return result
 
 
-def _counted(table: str, claim: dict, paper, counts: dict[str, tuple[int, str]]) -> ClaimResult | None:
-    """A claim on parameter counts whose rows lack runs, decided on the counts their experiment
-    configs build (exact numbers: no interval, no seeds); None where a row has no count."""
-    if claim["better"] not in counts or claim["worse"] not in counts:
+def _runs_in(rows: list[dict], claim: dict, datasets: set[str], seeds: list[int]) -> dict[str, list[dict]]:
+    """Each row's reported runs of the paired seeds in the claim's datasets (a macro average's:
+    every domain's)."""
+    out = {}
+    for side in ("better", "worse"):
+        encoder, variant = split_row(claim[side])
+        out[claim[side]] = [r for r in rows if r["encoder"] == encoder and r["variant"] == variant and r["dataset"] in datasets
+                            and r.get("reported") == "yes" and r["seed"] in seeds and "run" in r]
+    return out
+
+
+def _price(runs: dict[str, list[dict]]) -> tuple[float, str] | None:
+    """One more paired seed: per row, the mean over its paired seeds of the training hours of a
+    seed's runs (one run, or one per dataset of a macro average: the runs' own seconds per epoch
+    x epochs x threads, as the tables' cost columns and --plan count them). None for benchmark
+    rows (no training), and where some runs trained on a GPU and some not (no one unit)."""
+    from rnnbench.results import report  # report imports this module
+
+    every = [r for side in runs.values() for r in side]
+    if not every or guards.benchmark(every) or any(r.get("seconds_per_epoch") in (None, "") for r in every):
         return None
-    (b, b_exp), (w, w_exp) = counts[claim["better"]], counts[claim["worse"]]
+    gpu = {str(r.get("device", "")).startswith("cuda") for r in every}
+    if len(gpu) > 1:
+        return None
+    hours = 0.0
+    for side in runs.values():
+        per_seed: dict[int, dict[str, float]] = {}
+        for r in side:  # one row per run and column: a run counts once
+            per_seed.setdefault(r["seed"], {})[r["run"]] = report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"],
+                                                                                 1 if gpu == {True} else r["threads"])
+        hours += statistics.fmean(sum(v.values()) for v in per_seed.values())
+    return hours, "GPU h" if gpu == {True} else "CPU h"
+
+
+def _count_verdict(claim: dict, better: float, worse: float) -> str:
     if claim.get("relation") == "equal":
-        holds = b == w
+        m = claim.get("relative_margin")
+        holds = abs(better / worse - 1) <= m if m is not None else abs(better - worse) <= float(claim["margin"])
+    elif claim.get("min_factor"):
+        ratio = worse / better if claim.get("lower_is_better") else better / worse
+        holds = ratio >= float(claim["min_factor"])
     else:
-        holds = b < w if claim.get("lower_is_better") else b > w
-    return ClaimResult(table, claim, paper, (float(b), float(w)), verdict=stats.REPRODUCED if holds else stats.CONTRADICTED,
-                       note=f"counted from the configs (experiment={b_exp}: {b:,}; experiment={w_exp}: {w:,}), without runs: "
-                            "a count depends on neither the seed nor training",
+        holds = better < worse if claim.get("lower_is_better") else better > worse
+    return verdicts.REPRODUCED if holds else verdicts.CONTRADICTED
+
+
+def _counted(table: str, claim: dict, paper, better: dict, worse: dict, counts: dict[str, tuple[int, str]]) -> ClaimResult | None:
+    """A claim on parameter counts: exact numbers, no interval. Read off the rows' runs where both
+    have runs (one count per row), else off the counts their experiment configs build; None
+    where a row has neither."""
+    if better and worse:
+        sizes = [sorted({int(r["parameters"]) for r in side.values()}) for side in (better, worse)]
+        if any(len(s) != 1 for s in sizes):
+            raise ValueError(f"{table}: claim {claim['id']!r}: a row's runs record different parameter counts ({sizes})")
+        b, w = sizes[0][0], sizes[1][0]
+        how = f"counted in the runs: {b:,} and {w:,} parameters"
+    elif claim["better"] in counts and claim["worse"] in counts:
+        (b, b_exp), (w, w_exp) = counts[claim["better"]], counts[claim["worse"]]
+        how = (f"counted from the configs (experiment={b_exp}: {b:,}; experiment={w_exp}: {w:,}), without runs: "
+               "a count depends on neither the seed nor training")
+    else:
+        return None
+    margin = claim.get("relative_margin")
+    if margin is not None:
+        how += f"; ratio {b / w:.2f}, the claim allows {1 - margin:.2f}-{1 + margin:.2f}"
+    return ClaimResult(table, claim, paper, (float(b), float(w)), verdict=_count_verdict(claim, b, w), note=how,
                        compared=(claim["better"], claim["worse"]), counted=True)
-
-
-def _judge_factor(result: ClaimResult, better: list[float], worse: list[float], factor: float, lower: bool) -> None:
-    """A claim of size ("dramatically faster", min_factor 2): the better row must beat the worse
-    by at least that factor, not merely in direction. The t interval over seeds of the log ratio
-    (worse / better where lower is better) decides: above log(factor) reproduced, below it
-    contradicted, across it inconclusive."""
-    ratios = [w / b if lower else b / w for b, w in zip(better, worse)]
-    logs = stats.paired_t_interval([math.log(r) for r in ratios], [math.log(factor)] * len(ratios))
-    result.verdict = stats.verdict([logs])
-    mean, low, high = (math.exp(math.log(factor) + v) for v in (logs.mean, logs.low, logs.high))
-    said = f"{result.claim['better']} is {mean:.2f}x as {'fast' if lower else 'good'} [{low:.2f}, {high:.2f}] over {len(ratios)} paired seeds; the claim needs {factor:g}x"
-    result.note = "; ".join(n for n in (result.note, said) if n)
-
-
-def _timed_differently(result: ClaimResult, runs: list[dict]) -> bool:
-    """Times compare only runs timed alike: on one kind of device and processor, with one thread
-    count. A time claim whose paired runs differ in any of these is inconclusive, and says how."""
-    conditions = {(r.get("device", ""), r.get("hardware", ""), str(r.get("threads", ""))) for r in runs}
-    described = "; ".join(f"{d or '?'} {h or '?'}, {t or 'default'} thread(s)" for d, h, t in sorted(conditions))
-    if len(conditions) < 2:  # the verdict holds for this hardware: say which (the paper's is its own)
-        result.note = "; ".join(n for n in (result.note, f"timed here on {described}") if n)
-        return False
-    result.verdict = stats.INCONCLUSIVE
-    result.note = "; ".join(n for n in (result.note, f"timed under different conditions ({described}): the times do not compare") if n)
-    return True
-
-
-def _unconverged_seeds(runs: dict[int, dict], seeds: list[int]) -> list[int]:
-    return [s for s in seeds if runs[s].get("selected_epoch") not in (None, "") and evidence.not_converged(runs[s])]
-
-
-def _weigh_convergence(result: ClaimResult, runs: dict[str, dict[int, dict]]) -> None:
-    """A verdict against a row whose runs stopped at the epoch cap (their best dev epoch at the
-    cap: they may still have been improving) is not a finding about that model: it becomes
-    inconclusive, and says why. Runs at the cap on the winning side only get a note."""
-    loser = {stats.CONTRADICTED: result.claim["better"], stats.REPRODUCED: result.claim["worse"]}.get(result.verdict)
-    notes = []
-    for name, by_seed in runs.items():
-        capped = _unconverged_seeds(by_seed, result.seeds)
-        if not capped:
-            continue
-        seeds = ", ".join(map(str, capped))
-        if name == loser:
-            result.verdict = stats.INCONCLUSIVE
-            notes.append(f"the intervals favour the other row, but {name} stopped at the epoch cap in seed(s) {seeds} "
-                         f"(not converged): a longer cap could change it")
-        else:
-            notes.append(f"{name} stopped at the epoch cap in seed(s) {seeds} (not converged)")
-    result.note = "; ".join(n for n in (result.note, *notes) if n)
 
 
 def _column(rows: list[dict], claim: dict, column: str) -> str:
@@ -290,12 +407,3 @@ def _stand_in_variant(rows: list[dict], claim: dict, column: str) -> str | None:
         return {r["variant"] for r in rows if r["encoder"] == encoder and r["dataset"] == column and r.get("reported") == "yes" and r["variant"]}
     common = variants(b_enc) & variants(w_enc)
     return next(iter(common)) if len(common) == 1 else None
-
-
-def equality_verdict(t: stats.Interval, quantity: str) -> str:
-    """A claim that two rows are equal. Parameter counts are exact: equal or not. For a measured
-    quantity an interval that contains 0 cannot prove equality: inconclusive; one that excludes 0
-    contradicts it."""
-    if quantity == "parameters":
-        return stats.REPRODUCED if t.low == t.high == 0 else stats.CONTRADICTED
-    return stats.CONTRADICTED if t.excludes_zero() else stats.INCONCLUSIVE

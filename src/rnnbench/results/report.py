@@ -252,11 +252,15 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
 
 def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int,
                 counts: dict | None = None) -> tuple[list[str], list[claims_mod.ClaimResult]]:
+    """The table's claims with their evidence, each read alone at 95%; their verdicts, decided
+    with the paper's other claims (Holm), are the ledger's (results/claims.md)."""
     results = [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts) for c in claims_mod.load_claims(table)]
     tested = [r for r in results if r.verdict != "not run"]
     if not results:
         return [], results
-    lines = ["## The paper's claims", ""]
+    lines = ["## The paper's claims", "",
+             f"Each claim read alone at 95%. The verdicts, decided with the paper's other claims (Holm's correction), are in "
+             f"[claims.md](claims.md); how to read them: [docs/verdicts.md](../docs/verdicts.md).", ""]
     if not tested:
         lines.append(f"None of the {len(results)} claims has runs of both of its rows here yet (see results/claims.md).")
     for r in tested:
@@ -267,19 +271,34 @@ def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: flo
     return [*lines, ""], results
 
 
-def fmt_interval(i, digits: int = 2) -> str:
-    return "–" if i is None else f"{i.mean:+.{digits}f} [{i.low:+.{digits}f}, {i.high:+.{digits}f}]"
+def describe_result(r: claims_mod.ClaimResult) -> str:
+    """One claim's evidence in a sentence or three: ours over seeds and test items with its 95%
+    interval, the paired t beside it, the p-value, the reading alone, and what withholds it."""
+    from rnnbench.results import ledger
 
-
-def describe_result(r: claims_mod.ClaimResult, digits: int = 2) -> str:
     c = r.claim
     quantity = c.get("quantity", "test")
     what = f"{c['column']}" + ("" if quantity == "test" else f" {quantity}")
-    boot = f"; bootstrap over test items {fmt_interval(r.bootstrap, digits)}" if r.bootstrap else ""
-    ours = (f"Ours: {r.ours[0]:,.0f} / {r.ours[1]:,.0f}" if r.counted else
-            f"Ours, {c['better']} − {c['worse']} over {len(r.seeds)} paired seeds: {fmt_interval(r.t, digits)}{boot}")
-    return (f"**{r.verdict}**: {c['text']} ({c['better']} {'<' if c.get('lower_is_better') else '>'} {c['worse']}, {what}; {c.get('cite', '')}). "
-            f"{ours}." + (f" {r.note[0].upper()}{r.note[1:]}." if r.note else ""))
+    head = f"{c['text']} ({c['better']} {'<' if c.get('lower_is_better') else '>'} {c['worse']}, {what}; {c.get('cite', '')})."
+    note = f" {r.note[0].upper()}{r.note[1:]}." if r.note else ""
+    if r.counted:
+        return f"**{r.verdict}** (exact counts): {head} Ours: {r.ours[0]:,.0f} / {r.ours[1]:,.0f}.{note}"
+    if r.decision is None:
+        return f"**{r.verdict}**: {head}{note}"
+    d = r.decision
+    effect = "ratio" if r.test.effect == "log ratio" else "difference"
+    where = f"{len(r.seeds)} paired seeds" + (f" and {r.estimate.clusters:,} test-item clusters" if r.estimate.clusters else "")
+    reading = f"**{r.verdict}**" if r.verdict != "withheld" else f"**withheld** (the statistics say {d.statistical})"
+    guards = "; ".join(r.guards)
+    guards = (f" Withheld: {guards}." if r.verdict == "withheld" else f" Would withhold a decided verdict: {guards}.") if guards else ""
+    held = ""
+    if r.held_out_seeds:
+        held = (f" Without the selection seeds ({len(r.held_out_seeds)} left): " +
+                (f"{ledger._value(r.test, r.held_out.mean)}, {d.held_out}." if r.held_out is not None else "no interval."))
+    p = "p < 0.001" if d.p < 0.001 else f"p = {d.p:.3f}"
+    power = f" {d.power[0].upper()}{d.power[1:]}." if d.power else ""
+    return (f"{reading}: {head} Ours, the {effect} over {where}: {ledger.effect_cell(r)} (paired t over seeds: "
+            f"{ledger.t_cell(r)}), {p}.{guards}{held}{note}{power}")
 
 
 def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path) -> Path | None:
