@@ -1,7 +1,8 @@
 """RCRN Table 10 for every encoder: training and inference time against sequence length.
 
     python scripts/bench_cost.py [--lengths 16 32 64 128 256] [--repeats 5] [--threads 1]
-                                 [--encoders ...] [--device cpu|cuda] [--out results]   (make table-rcrn-10)
+                                 [--encoders ...] [--device cpu|cuda] [--out results]
+                                 [--profile | --no-profile]   (make table-rcrn-10)
 
 The paper's setting (RCRN §4.4): the IMDb classification model at hidden size 200 and
 batch size 32, sequence lengths 16 to 256, seconds per epoch of training and of
@@ -14,11 +15,31 @@ timed on random token batches of 32 sequences, all of the given length:
   FHE's REINFORCE policy loss), backward, gradient clipping at 5, an Adam step;
 - an inference batch: the forward pass in eval mode without gradients, and decoding.
 
-Encoders run round-robin: a warm-up round, then ``--repeats`` rounds; each round times
-every encoder once at each phase, starting at the next encoder each round, so a busy
-machine slows them alike. Each time is also a ratio to ``3l_bilstm`` in the same round;
-the table gives medians over rounds. PyPI's ``sru`` (one bidirectional layer, the same
-width) stands in as an outside reference.
+Before the timed rounds of each length, every encoder's training step and inference batch
+are warmed at that length: at least 3 calls each, and more (up to 10) while the last call
+took over 1.5x the fastest, so Triton's autotuning and compiles (on the first call at a new
+shape, or a new specialisation of a kernel's integer arguments) fall outside the timed
+rounds; Triton compiles during the timed rounds are counted and reported. Then encoders run
+round-robin, ``--repeats`` rounds; each round times every encoder once at each phase,
+starting at the next encoder each round, so a busy machine slows them alike. Each time is
+also a ratio to ``3l_bilstm`` in the same round; the table gives medians over rounds.
+
+Rows beside the encoders: PyPI's ``sru`` (one bidirectional layer, the same width) as an
+outside reference, and the baseline's fast paths: ``3l_bilstm_padded`` and
+``bilstm_padded`` run the same stack as one ``nn.LSTM`` call (every layer, both
+directions) on the padded batch, cuDNN's fastest path on a GPU (exact here, where every
+sequence has the batch's length; on ragged batches its backward direction would read
+padding), and ``3l_bilstm_packed`` and ``bilstm_packed`` the same call on the batch packed
+by length (cuDNN's standard algorithm). The encoders ``3l_bilstm`` and ``bilstm`` run as
+training runs them: one ``nn.LSTM`` op per layer and direction over the padded batch, the
+backward direction reversed within each length. The table also gives every encoder's ratio
+to ``3l_bilstm_padded``.
+
+Recorded with the times: the kernel implementation each encoder ran (the kernel
+dispatcher's choice per op), the config Triton's autotuner chose for each kernel, the
+warm-up calls, and (``--profile``, the default on CUDA) a profile of one training step and
+one inference batch per encoder at the longest length: kernels launched, GPU busy time
+against the timed step, the kernels that took longest.
 
 Writes ``<out>/rcrn_table10.md`` (``rcrn_table10_cuda.md`` with ``--device cuda``), the
 evidence CSV ``<out>/rcrn_table10.csv`` (``rnnbench.results.evidence`` format: one row per
@@ -62,7 +83,15 @@ IMDB_EXAMPLES = 25_000  # IMDb's training (and test) reviews
 STEPS_PER_EPOCH = math.ceil(IMDB_EXAMPLES / BATCH)  # 782
 BASELINE = "3l_bilstm"
 SRU = "sru"
-ENCODERS = ("bilstm", "3l_bilstm", "rcrn", "dcu", "sim_dcu", "mzu_cap", "fhe", SRU)
+# The baseline's fast paths (see the module docstring): name -> (encoder config it stands beside, layers, packed).
+WHOLE_STACK = {"3l_bilstm_padded": ("3l_bilstm", 3, False), "3l_bilstm_packed": ("3l_bilstm", 3, True),
+               "bilstm_padded": ("bilstm", 1, False), "bilstm_packed": ("bilstm", 1, True)}
+FAST_BASELINE = "3l_bilstm_padded"  # the baseline at its fastest: the cost targets are ratios to it
+ENCODERS = ("bilstm", "3l_bilstm", *WHOLE_STACK, "rcrn", "dcu", "sim_dcu", "mzu_cap", "fhe", SRU)
+OUTSIDE = (SRU, *WHOLE_STACK)  # rows that are not an encoder config of conf/encoder/
+# Warm-up of each (encoder, length, phase): at least WARM_MIN calls, then more while the last call took
+# over SETTLED x the fastest, up to WARM_MAX calls.
+WARM_MIN, WARM_MAX, SETTLED = 3, 10, 1.5
 LR, CLIP = 1e-3, 5.0
 TRAIN, INFER = "train", "infer"
 CPU_TRAIN, LOAD = "cpu_train", "load"  # a training step's process CPU seconds; the load average after each round
@@ -82,17 +111,52 @@ def _config(name: str):
 
     from rnnbench.compose import compose_config
 
-    cfg = compose_config(["task=imdb", f"encoder={'bilstm' if name == SRU else name}", "embedding=random",
+    base = "bilstm" if name == SRU else WHOLE_STACK[name][0] if name in WHOLE_STACK else name
+    cfg = compose_config(["task=imdb", f"encoder={base}", "embedding=random",
                           f"embedding.dim={INPUT}", f"trainer.batch_size={BATCH}", f"trainer.lr={LR}"])
     with open_dict(cfg):
         cfg.encoder.hidden_size = HIDDEN
     return cfg
 
 
-class SRUEncoder(torch.nn.Module):
-    """PyPI's ``sru`` (one bidirectional layer of HIDDEN units) behind the encoder contract."""
+class OutsideEncoder(torch.nn.Module):
+    """A module timed in an encoder's place: the encoder contract without the encoder's own losses."""
 
     causal = False
+
+    def feedback(self, log_likelihood):
+        return None
+
+    def policy_loss(self, enc, log_likelihood):
+        return None
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters() if p.requires_grad)
+
+
+class WholeStackLSTM(OutsideEncoder):
+    """A stacked BiLSTM as one ``nn.LSTM`` call (every layer, both directions): on the padded batch
+    (cuDNN's fastest path; the benchmark's sequences all have the batch's length, so it reads no
+    padding) or packed by length. The parameters of the ``3l_bilstm`` / ``bilstm`` encoder."""
+
+    def __init__(self, input_size: int, hidden: int, layers: int, packed: bool):
+        super().__init__()
+        from rnnbench.encoders.lstm import set_forget_bias
+
+        self.input_size, self.output_size, self.packed = input_size, 2 * hidden, packed
+        self.lstm = torch.nn.LSTM(input_size, hidden, num_layers=layers, bidirectional=True, batch_first=True)
+        set_forget_bias(self.lstm, 1.0)  # as the encoder configs start
+
+    def forward(self, x, mask, context=None):
+        from rnnbench.encoders.base import EncoderOutput
+        from rnnbench.nn.rnn import run_packed
+
+        out = run_packed(self.lstm, x, mask.sum(dim=1)) if self.packed else self.lstm(x)[0]
+        return EncoderOutput(out * mask.unsqueeze(-1))
+
+
+class SRUEncoder(OutsideEncoder):
+    """PyPI's ``sru`` (one bidirectional layer of HIDDEN units) behind the encoder contract."""
 
     def __init__(self, input_size: int, hidden: int):
         super().__init__()
@@ -109,15 +173,6 @@ class SRUEncoder(torch.nn.Module):
             out, _ = self.sru(x.transpose(0, 1).contiguous(), mask_pad=~mask.t())
         return EncoderOutput(out.transpose(0, 1) * mask.unsqueeze(-1))
 
-    def feedback(self, log_likelihood):
-        return None
-
-    def policy_loss(self, enc, log_likelihood):
-        return None
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters() if p.requires_grad)
-
 
 def build(name: str, device: str):
     """(task model, optimiser) of ``name`` in the IMDb model, seeded identically."""
@@ -133,6 +188,9 @@ def build(name: str, device: str):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model.encoder = SRUEncoder(INPUT, HIDDEN)
+    elif name in WHOLE_STACK:
+        _, layers, packed = WHOLE_STACK[name]
+        model.encoder = WholeStackLSTM(INPUT, HIDDEN, layers, packed)
     model = model.to(device)
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=LR)
     return model, optimizer
@@ -178,39 +236,157 @@ def outside_reference_fails(device: str) -> str | None:
 
 # --- measuring -------------------------------------------------------------------------
 
-def measure(models: dict, length: int, repeats: int, device: str, say=print) -> dict:
-    """{phase: {encoder: seconds per round}} at ``length``: a warm-up round, then ``repeats`` rounds;
-    also each training step's process CPU seconds (``CPU_TRAIN``, same shape) and the machine's
-    1-minute load average after each round (``LOAD``: one value per round; None where the system has none)."""
+class Record:
+    """What the timed calls ran, beside their times: per encoder the kernel dispatcher's implementations
+    ({op: impl}), the warm-up calls' seconds per (encoder, length, phase), the Triton configs the
+    autotuner chose (kernel -> key -> (config, the encoder whose warm-up chose it)), the Triton compiles
+    inside the timed rounds per length (None where this Triton has no compile hook) and the profiles
+    per (encoder, phase)."""
+
+    def __init__(self):
+        self.implementations: dict[str, dict[str, str]] = {}
+        self.warm: dict[tuple[str, int, str], list[float]] = {}
+        self.tuned: dict[str, dict[str, tuple[str, str]]] = {}
+        self.compiles: dict[int, int | None] = {}
+        self.profiles: dict[tuple[str, str], dict] = {}
+
+    def ran(self, name: str, implementations: dict[str, str]) -> None:
+        mine = self.implementations.setdefault(name, {})
+        for op, impls in implementations.items():
+            known = mine.get(op, "").split(",") if op in mine else []
+            mine[op] = ",".join(dict.fromkeys([*known, *impls.split(",")]))
+
+    def tuned_during(self, name: str, before: dict, after: dict) -> None:
+        for kernel, keys in after.items():
+            for key, config in keys.items():
+                if key not in before.get(kernel, {}) and key not in self.tuned.get(kernel, {}):
+                    self.tuned.setdefault(kernel, {})[key] = (config, name)
+
+
+class TritonCompiles:
+    """Counts Triton kernel compilations while active, through Triton's ``jit_post_compile_hook``
+    (chained to any hook already set). ``count`` is None where Triton or the hook is absent."""
+
+    def __enter__(self):
+        self.count, self._runtime = None, None
+        try:
+            from triton import knobs
+
+            self._runtime = knobs.runtime
+            self._previous = self._runtime.jit_post_compile_hook
+        except (ImportError, AttributeError):
+            return self
+        self.count = 0
+
+        def hook(*args, **kwargs):
+            self.count += 1
+            return self._previous(*args, **kwargs) if self._previous else None
+
+        self._runtime.jit_post_compile_hook = hook
+        return self
+
+    def __exit__(self, *exc):
+        if self.count is not None:
+            self._runtime.jit_post_compile_hook = self._previous
+        return False
+
+
+def _timed(device: str, fn, *args) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds) of one call, the GPU's queue drained before and after."""
     from rnnbench.results import timing
 
+    if device == "cuda":
+        torch.cuda.synchronize()
+    start, cpu_start = time.perf_counter(), timing.cpu_seconds()
+    fn(*args)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start, timing.cpu_seconds() - cpu_start
+
+
+def warm(call) -> list[float]:
+    """Seconds of each warm-up call of ``call``: WARM_MIN calls, then more while the last took over
+    SETTLED x the fastest (a compile or autotuning still going on), up to WARM_MAX."""
+    seconds: list[float] = []
+    while len(seconds) < WARM_MIN or (len(seconds) < WARM_MAX and seconds[-1] > SETTLED * min(seconds)):
+        seconds.append(call())
+    return seconds
+
+
+def measure(models: dict, length: int, repeats: int, device: str, say=print, record: Record | None = None) -> dict:
+    """{phase: {encoder: seconds per round}} at ``length``: every encoder's phases warmed (``warm``),
+    then ``repeats`` rounds; also each training step's process CPU seconds (``CPU_TRAIN``, same shape)
+    and the machine's 1-minute load average after each round (``LOAD``: one value per round; None where
+    the system has none). ``record`` (a ``Record``) gets what ran."""
+    from rnnbench.kernels import dispatch
+    from rnnbench.results import timing
+
+    record = Record() if record is None else record
     batch = batch_of(length, device)
     names = list(models)
     times = {phase: {name: [] for name in names} for phase in (TRAIN, INFER, CPU_TRAIN)}
     times[LOAD] = []
 
-    def timed(fn, *args) -> tuple[float, float]:
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start, cpu_start = time.perf_counter(), timing.cpu_seconds()
-        fn(*args)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return time.perf_counter() - start, timing.cpu_seconds() - cpu_start
+    for name in names:
+        model, optimizer = models[name]
+        dispatch.reset_used()
+        tuned_before = dispatch.autotuned_configs()
+        record.warm[name, length, TRAIN] = warm(lambda: _timed(device, train_step, model, optimizer, batch)[0])
+        record.warm[name, length, INFER] = warm(lambda: _timed(device, infer_batch, model, batch)[0])
+        record.ran(name, dispatch.implementations_used())
+        record.tuned_during(name, tuned_before, dispatch.autotuned_configs())
+    calls = sum(len(record.warm[name, length, phase]) for name in names for phase in (TRAIN, INFER))
+    say(f"length {length}: warmed ({calls} calls)", flush=True)
 
-    for round_ in range(repeats + 1):
-        for name in names[round_ % len(names):] + names[: round_ % len(names)]:
-            model, optimizer = models[name]
-            t_train, cpu_train = timed(train_step, model, optimizer, batch)
-            t_infer, _ = timed(infer_batch, model, batch)
-            if round_:  # round 0 warms up (allocations, kernel choice, caches)
+    with TritonCompiles() as compiles:
+        for round_ in range(repeats):
+            for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+                model, optimizer = models[name]
+                t_train, cpu_train = _timed(device, train_step, model, optimizer, batch)
+                t_infer, _ = _timed(device, infer_batch, model, batch)
                 times[TRAIN][name].append(t_train)
                 times[INFER][name].append(t_infer)
                 times[CPU_TRAIN][name].append(cpu_train)
-        if round_:
             times[LOAD].append(timing.load_average())
-        say(f"length {length}: round {round_}/{repeats}{' (warm-up)' if not round_ else ''} done", flush=True)
+            say(f"length {length}: round {round_ + 1}/{repeats} done", flush=True)
+    record.compiles[length] = compiles.count
     return times
+
+
+def profile_call(call, device: str) -> dict:
+    """One call under torch's profiler: on CUDA the GPU's work items (kernels, copies, memsets)
+    and the time they kept it busy; on the CPU the top-level aten operations and their time.
+    ``top``: the three names that took longest, with their counts."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = device == "cuda"
+    activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if cuda else [ProfilerActivity.CPU]
+    if cuda:
+        torch.cuda.synchronize()
+    with profile(activities=activities) as prof:
+        call()
+        if cuda:
+            torch.cuda.synchronize()
+    events = prof.events()
+    if cuda:
+        work = [e for e in events if e.device_type == DeviceType.CUDA]
+    else:
+        work = [e for e in events if e.name.startswith("aten::") and e.cpu_parent is None]
+    by_name: dict[str, list[float]] = {}
+    for e in work:
+        by_name.setdefault(e.name, []).append(e.time_range.elapsed_us() / 1e3)
+    top = sorted(by_name.items(), key=lambda kv: -sum(kv[1]))[:3]
+    return {"items": len(work), "busy_ms": sum(sum(v) for v in by_name.values()),
+            "top": [(name, len(v), sum(v)) for name, v in top]}
+
+
+def profile_all(models: dict, length: int, device: str, record: Record) -> None:
+    """``record.profiles``: one warm training step and inference batch of every encoder at ``length``."""
+    batch = batch_of(length, device)
+    for name, (model, optimizer) in models.items():
+        record.profiles[name, TRAIN] = profile_call(lambda: train_step(model, optimizer, batch), device)
+        record.profiles[name, INFER] = profile_call(lambda: infer_batch(model, batch), device)
 
 
 def ratios(times: dict[str, list[float]], name: str, base: str = BASELINE) -> list[float]:
@@ -229,10 +405,36 @@ def machine(threads: int, device: str) -> dict:
         info["sru"] = sru.__version__
     except ImportError:
         pass
+    try:
+        import triton
+
+        info["triton"] = triton.__version__
+    except ImportError:
+        pass
     if device == "cuda":
         info["gpu"] = torch.cuda.get_device_name()
         info["cudnn"] = torch.backends.cudnn.version()
+        info["cuda"] = torch.version.cuda
+        info["driver"] = driver_version()
     return info
+
+
+def driver_version() -> str:
+    """The NVIDIA driver's version (nvidia-smi), else the CUDA driver API version torch reports, else "unknown"."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
+        if done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        api = torch._C._cuda_getDriverVersion()  # e.g. 13000: the CUDA version the driver supports
+        return f"supports CUDA {api // 1000}.{api % 1000 // 10}"
+    except (AttributeError, RuntimeError):
+        return "unknown"
 
 
 def paper_rows() -> list[dict]:
@@ -313,7 +515,8 @@ def _median(values):
     return statistics.median(values)
 
 
-def markdown(results: dict, parameters: dict[str, int], info: dict, args, seconds: float, load: tuple[str, str]) -> str:
+def markdown(results: dict, parameters: dict[str, int], info: dict, args, seconds: float, load: tuple[str, str],
+             record: Record | None = None) -> str:
     lengths = list(results)
     names = list(parameters)
     cuda = info["device"] == "cuda"
@@ -324,8 +527,9 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
              f"layer of 200, softmax over 2 classes) around each encoder at hidden size {HIDDEN} (per direction), batch {BATCH}, "
              f"every sequence of the given length (random tokens). A **training step** is forward, loss (with the encoder's own "
              f"terms), backward, gradient clipping and an Adam step; an **inference batch** is the forward pass in eval mode "
-             f"without gradients, and decoding. Encoders run round-robin in one process: a warm-up round, then "
-             f"{args.repeats} rounds at each length; each cell is the median over rounds of the ratio to `{BASELINE}` "
+             f"without gradients, and decoding. At each length every encoder's two phases are warmed first (at least "
+             f"{WARM_MIN} calls each, more while a call is still settling: see the last section), then encoders run "
+             f"round-robin in one process, {args.repeats} rounds at each length; each cell is the median over rounds of the ratio to `{BASELINE}` "
              f"timed in the same round (×), with the median milliseconds beside it.", ""]
     for phase, what in ((TRAIN, "Training step"), (INFER, "Inference batch")):
         lines += [f"## {what}: ratio to `{BASELINE}` (median ms)", "",
@@ -334,6 +538,17 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
         for name in names:
             cells = [f"{_median(ratios(results[n][phase], name)):.2f}× ({_median(results[n][phase][name]) * 1e3:.1f})" for n in lengths]
             lines.append(f"| `{name}` | {parameters[name]:,} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if FAST_BASELINE in names:
+        lines += [f"## Against the baseline's fastest path: ratio to `{FAST_BASELINE}`", "",
+                  f"`{FAST_BASELINE}` is the 3-layer BiLSTM as one `nn.LSTM` call on the padded batch"
+                  + (" (cuDNN's fastest path)" if cuda else "") + "; each cell is the median over rounds of the ratio "
+                  "to it in the same round.", "",
+                  "| encoder | phase | " + " | ".join(f"len {n}" for n in lengths) + " |", "|---|---|" + "---:|" * len(lengths)]
+        for phase in (TRAIN, INFER):
+            for name in names:
+                lines.append(f"| `{name}` | {phase} | "
+                             + " | ".join(f"{_median(ratios(results[n][phase], name, FAST_BASELINE)):.2f}×" for n in lengths) + " |")
         lines.append("")
     lines += ["## Seconds per epoch: ours (estimated) beside the paper's", "",
               f"Ours: the median training step × {STEPS_PER_EPOCH} steps (an IMDb epoch: {IMDB_EXAMPLES:,} reviews at batch "
@@ -356,9 +571,12 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
     ratio_rows = paper_ratio_rows()
     for phase in (TRAIN, INFER):
         for model, values in ratio_rows:
-            lines.append(f"| {model} | {phase} | " + " | ".join(f"{values[f'{phase} {n}']:.2f}×" for n in lengths) + " |")
+            lines.append(f"| {model} | {phase} | " + " | ".join(f"{values[f'{phase} {n}']:.2f}×" if f"{phase} {n}" in values
+                                                                  else "–" for n in lengths) + " |")
     machine_line = (f"{info['cpu']}, {info['cores']} logical CPUs, {info['threads']} torch thread(s); torch {info['torch']}, "
-                    f"Python {info['python']}, {info['os']}" + (f"; GPU {info['gpu']}, cuDNN {info['cudnn']}" if cuda else "")
+                    f"Python {info['python']}, {info['os']}"
+                    + (f"; GPU {info['gpu']}, driver {info['driver']}, CUDA {info['cuda']}, cuDNN {info['cudnn']}" if cuda else "")
+                    + (f"; Triton {info['triton']}" if "triton" in info else "")
                     + (f"; sru {info['sru']}" if "sru" in info else ""))
     lines += ["", "## Machine and notes", "",
               f"- Machine: {machine_line}.",
@@ -368,6 +586,10 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
                + (" (its CPU path: the CUDA kernels are not built here)." if not cuda else ".") if SRU in names else
                f"- `{SRU}` (PyPI's `sru`, the outside reference) is left out: it could not run a training step here "
                f"({getattr(args, 'left_out', {}).get(SRU, 'not asked for')})."),
+              f"- `3l_bilstm` and `bilstm` run as training runs them (one `nn.LSTM` op per layer and direction over the padded "
+              f"batch, the backward direction reversed within each length: exact on ragged batches); `*_padded` run the same "
+              f"stack as one `nn.LSTM` call on the padded batch (every sequence here has the batch's length, so it reads no "
+              f"padding), `*_packed` the same call on the batch packed by length.",
               "- `dcu` runs one direction (the paper's), at hidden 200; `sim_dcu` and `mzu_cap` and `fhe` at hidden 200 too "
               "(`fhe` one direction with unconditional gates: the IMDb head passes no context).",
               f"- Evidence: [{TABLE}{'_cuda' if cuda else ''}.csv]({TABLE}{'_cuda' if cuda else ''}.csv) (one row per encoder, "
@@ -377,7 +599,59 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
               "decides the registry's cost claims from it on the log ratio, paired by round.",
               f"- Plot: [plots/{TABLE}{'_cuda' if cuda else ''}.png](plots/{TABLE}{'_cuda' if cuda else ''}.png) (median ms against length, log scales).",
               ""]
+    if record is not None:
+        lines += timing_section(record, results, names, cuda)
     return "\n".join(lines)
+
+
+def timing_section(record: Record, results: dict, names: list[str], cuda: bool) -> list[str]:
+    """The warm-up, the kernels each encoder ran, the autotuned configs, the compiles inside the timed
+    rounds and the profiles: what the times above are times of."""
+    lengths = list(results)
+    compiles = [record.compiles.get(n) for n in lengths]
+    if any(c is None for c in compiles):
+        compiled = "not counted (this Triton has no compile hook)"
+    else:
+        compiled = (f"**{sum(compiles)}**, by length " + ", ".join(f"{n}: {c}" for n, c in zip(lengths, compiles))
+                    + (": those rounds include compile time" if sum(compiles) else ""))
+    lines = ["## How it was timed: warm-up, kernels, profiles", "",
+             f"- Warm-up: at each length, before its timed rounds, each encoder's training step and inference batch ran at "
+             f"least {WARM_MIN} times, and again (up to {WARM_MAX}) while the last call took over {SETTLED}× the fastest: "
+             "Triton's autotuning and compiles happen there.",
+             f"- Triton kernels compiled during the timed rounds: {compiled}.", "",
+             "| encoder | kernel implementations (dispatcher) | warm-up calls, train/infer, by length | first warm-up call, train ms, by length |",
+             "|---|---|---|---|"]
+    for name in names:
+        impls = ", ".join(f"{op}: {impl}" for op, impl in record.implementations.get(name, {}).items()) or "none (torch modules only)"
+        calls = " · ".join(f"{len(record.warm.get((name, n, TRAIN), []))}/{len(record.warm.get((name, n, INFER), []))}" for n in lengths)
+        first = " · ".join(f"{record.warm[name, n, TRAIN][0] * 1e3:.0f}" if record.warm.get((name, n, TRAIN)) else "–" for n in lengths)
+        lines.append(f"| `{name}` | {impls} | {calls} | {first} |")
+    lines += ["", "Triton configs the autotuner chose (key: the kernel's key arguments, then its tensors' dtypes):", ""]
+    if record.tuned:
+        lines += ["| kernel | key | config | first chosen in the warm-up of |", "|---|---|---|---|"]
+        for kernel, keys in sorted(record.tuned.items()):
+            lines += [f"| `{kernel}` | {key} | {config} | `{name}` |" for key, (config, name) in keys.items()]
+    else:
+        lines.append("- none: no Triton kernel ran.")
+    if record.profiles:
+        longest = max(lengths)
+        what = "GPU work items (kernels, copies, memsets)" if cuda else "top-level aten operations"
+        lines += ["", f"Profile of one warm call per encoder and phase at length {longest} (torch.profiler): {what}, the time they "
+                  "took, and that time's share of the call's median timed time above (on a GPU, well under 100% means it waits on "
+                  "launches and the host, not on arithmetic or memory); the three that took longest, with their counts.", "",
+                  "| encoder | phase | items | busy ms | median timed ms | busy share | longest |", "|---|---|---:|---:|---:|---:|---|"]
+        for (name, phase), p in record.profiles.items():
+            timed_ms = _median(results[longest][phase][name]) * 1e3
+            top = "; ".join(f"{_short(kernel)} ×{count} ({ms:.2f} ms)" for kernel, count, ms in p["top"])
+            lines.append(f"| `{name}` | {phase} | {p['items']} | {p['busy_ms']:.2f} | {timed_ms:.2f} | "
+                         f"{p['busy_ms'] / timed_ms:.0%} | {top} |")
+    lines.append("")
+    return lines
+
+
+def _short(kernel: str, width: int = 60) -> str:
+    kernel = kernel.replace("|", "/")
+    return f"`{kernel if len(kernel) <= width else kernel[: width - 1] + '…'}`"
 
 
 def plot(path: Path, results: dict, names: list[str], title: str) -> None:
@@ -430,9 +704,19 @@ def run(args, say=print) -> dict[str, Path]:
     versions = {}
     for name in names:
         v = component_versions(_config(name))
-        versions[name] = json.dumps({"encoder": "sru.SRU:" + getattr(sys.modules.get("sru"), "__version__", "?")} if name == SRU
-                                    else {k: v[k] for k in ("encoder", "head")}, sort_keys=True)
-    results = {n: measure(models, n, args.repeats, args.device, say) for n in args.lengths}
+        if name == SRU:
+            encoder = "sru.SRU:" + getattr(sys.modules.get("sru"), "__version__", "?")
+        elif name in WHOLE_STACK:
+            _, layers, packed = WHOLE_STACK[name]
+            encoder = f"torch.nn.LSTM:{layers} layers, bidirectional, {'packed' if packed else 'padded'}"
+        else:
+            encoder = v["encoder"]
+        versions[name] = json.dumps({"encoder": encoder} if name == SRU else {"encoder": encoder, "head": v["head"]}, sort_keys=True)
+    record = Record()
+    results = {n: measure(models, n, args.repeats, args.device, say, record) for n in args.lengths}
+    if args.profile if args.profile is not None else args.device == "cuda":
+        say(f"profiling one call per encoder and phase at length {max(args.lengths)}", flush=True)
+        profile_all(models, max(args.lengths), args.device, record)
     info = machine(args.threads, args.device)
     suffix = "_cuda" if args.device == "cuda" else ""
     out = Path(args.out)
@@ -440,25 +724,28 @@ def run(args, say=print) -> dict[str, Path]:
     write_evidence(paths["csv"], evidence_rows(results, parameters, versions, info, git_commit(REPO)))
     plot(paths["png"], results, names, f"RCRN Table 10 setting, every encoder ({info.get('gpu') or info['cpu']}, "
                                        f"{args.threads} thread(s), torch {info['torch']})")
-    paths["md"].write_text(markdown(results, parameters, info, args, time.perf_counter() - started, (load_before, _load())))
+    paths["md"].write_text(markdown(results, parameters, info, args, time.perf_counter() - started, (load_before, _load()), record))
     return paths
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
-    parser.add_argument("--repeats", type=int, default=5, help="timed rounds per length, after one warm-up round (default 5)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed rounds per length, after the warm-up (default 5)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the experiments' setting)")
     parser.add_argument("--encoders", nargs="+", default=list(ENCODERS), help=f"default: {' '.join(ENCODERS)}")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: the GPU variant (cuDNN baseline), its own table")
     parser.add_argument("--out", default=str(REPO / "results"), help="folder of the table, its CSV and plots/")
+    parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
+                        help="profile one call per encoder and phase at the longest length (default: on CUDA only)")
     args = parser.parse_args(argv)
     args.command = " ".join(["python scripts/bench_cost.py", *(sys.argv[1:] if argv is None else argv)])
     if args.repeats < 2:
         parser.error("--repeats must be at least 2 (the claims' intervals pair rounds)")
-    unknown = [e for e in args.encoders if e != SRU and not (REPO / "conf" / "encoder" / f"{e}.yaml").exists()]
+    unknown = [e for e in args.encoders if e not in OUTSIDE and not (REPO / "conf" / "encoder" / f"{e}.yaml").exists()]
     if unknown:
-        parser.error(f"--encoders: unknown {', '.join(unknown)} (conf/encoder/ has no such config)")
+        parser.error(f"--encoders: unknown {', '.join(unknown)} (conf/encoder/ has no such config, and it is none of "
+                     f"{', '.join(OUTSIDE)})")
     try:
         paths = run(args)
     except CudaUnavailable as exc:

@@ -4,8 +4,10 @@ format (so the registry's cost claims get verdicts), the plot, and a clean refus
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
+import torch
 import yaml
 
 from rnnbench.results import evidence, ledger
@@ -158,3 +160,90 @@ def test_gpu_evidence_decides_the_claims_again_in_its_own_section(bench, tmp_pat
     n_claims = len(load_claims("rcrn_table10"))
     assert device_line.split(": ")[1].startswith(f"{n_claims} verdicts")
     assert int(main_count.strip("*").split(" claims")[0]) == sum(len(load_claims(p.stem)) for p in REGISTRY.glob("*.yaml"))
+
+
+# --- warm-up, the baseline's fast paths, what ran ----------------------------------------------
+
+def test_every_phase_is_warmed_at_every_length_before_it_is_timed(bench, monkeypatch):
+    """A call that is slow the first two times at a (encoder, length, phase), as a Triton kernel autotuned on its
+    first call and compiled again for a new specialisation on a later one, is never among the timed calls."""
+    calls: dict[tuple, int] = {}
+
+    def slow_at_first(key):
+        calls[key] = calls.get(key, 0) + 1
+        if calls[key] <= 2:
+            time.sleep(0.05)
+
+    monkeypatch.setattr(bench, "batch_of", lambda length, device: length)
+    monkeypatch.setattr(bench, "train_step", lambda model, optimizer, length: slow_at_first((model, length, "train")))
+    monkeypatch.setattr(bench, "infer_batch", lambda model, length: slow_at_first((model, length, "infer")))
+    models = {"a": ("a", None), "b": ("b", None)}
+    record = bench.Record()
+    for length in (16, 32):
+        times = bench.measure(models, length, 2, "cpu", say=lambda *a, **k: None, record=record)
+        timed = [t for phase in (bench.TRAIN, bench.INFER) for name in models for t in times[phase][name]]
+        assert len(timed) == 8 and max(timed) < 0.04
+    assert all(len(record.warm[name, n, phase]) == bench.WARM_MIN for name in models for n in (16, 32) for phase in ("train", "infer"))
+    assert record.compiles == {16: record.compiles[16], 32: record.compiles[32]}
+
+
+def test_the_warm_up_goes_on_while_a_call_is_still_settling(bench):
+    def calls(seconds):
+        it = iter(seconds)
+        return lambda: next(it)
+
+    assert bench.warm(calls([1.0, 0.1, 0.1, 9.9])) == [1.0, 0.1, 0.1]
+    assert bench.warm(calls([1.0, 0.1, 0.5, 0.1, 9.9])) == [1.0, 0.1, 0.5, 0.1]  # a compile on the third call
+    assert len(bench.warm(calls([0.1] + [0.5] * 20))) == bench.WARM_MAX  # never settles: stops at the most
+
+
+def test_the_baseline_fast_paths_compute_the_encoders_function_with_its_parameters(bench):
+    """3l_bilstm_padded / _packed (one nn.LSTM call) equal the 3l_bilstm encoder (one op per layer and direction) given
+    its weights, on the benchmark's full-length batches; the same for bilstm."""
+    torch.manual_seed(0)
+    x, mask = torch.randn(3, 7, bench.INPUT), torch.ones(3, 7, dtype=torch.bool)
+    for encoder, layers in (("3l_bilstm", 3), ("bilstm", 1)):
+        reference = bench.build(encoder, "cpu")[0].encoder.eval()
+        for packed in (False, True):
+            fast = bench.build(f"{encoder}_{'packed' if packed else 'padded'}", "cpu")[0].encoder.eval()
+            assert fast.num_parameters() == reference.num_parameters()
+            with torch.no_grad():
+                for i in range(layers):
+                    for suffix in ("", "_reverse"):
+                        for weight in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                            getattr(fast.lstm, f"{weight}_l{i}{suffix}").copy_(getattr(reference.layers[i].rnn, f"{weight}_l0{suffix}"))
+                assert torch.allclose(fast(x, mask).states, reference(x, mask).states, atol=1e-5)
+
+
+def test_triton_compiles_are_counted_while_active_and_the_hook_is_put_back(bench):
+    knobs = pytest.importorskip("triton").knobs
+    seen = []
+    knobs.runtime.jit_post_compile_hook = previous = lambda **kwargs: seen.append(kwargs)
+    try:
+        with bench.TritonCompiles() as compiles:
+            knobs.runtime.jit_post_compile_hook(key="k", repr="kernel")
+            knobs.runtime.jit_post_compile_hook(key="k2", repr="kernel")
+        assert compiles.count == 2 and len(seen) == 2  # counted, and the hook already there still called
+        assert knobs.runtime.jit_post_compile_hook is previous
+    finally:
+        knobs.runtime.jit_post_compile_hook = None
+
+
+def test_the_table_says_how_it_was_timed(bench):
+    record = bench.Record()
+    results = {16: {bench.TRAIN: {"rcrn": [0.010, 0.012]}, bench.INFER: {"rcrn": [0.004, 0.004]}}}
+    record.warm = {("rcrn", 16, "train"): [2.5, 0.011, 0.010, 0.010], ("rcrn", 16, "infer"): [0.9, 0.004, 0.004]}
+    record.ran("rcrn", {"multi_lstm": "triton", "gated_scan": "triton"})
+    record.ran("rcrn", {"gated_scan": "triton"})
+    record.tuned_during("rcrn", {}, {"gated_scan._forward_kernel": {"400, True, True, False, float32": "BLOCK_D=128, num_warps=2"}})
+    record.tuned_during("fhe", {}, {"gated_scan._forward_kernel": {"400, True, True, False, float32": "BLOCK_D=64, num_warps=1"}})
+    record.compiles = {16: 1}
+    record.profiles["rcrn", "train"] = {"items": 1200, "busy_ms": 4.4, "top": [("bmm_kernel|x", 512, 2.0), ("_forward_kernel", 256, 1.0)]}
+    text = "\n".join(bench.timing_section(record, results, ["rcrn"], cuda=True))
+    assert "Triton kernels compiled during the timed rounds: **1**, by length 16: 1: those rounds include compile time" in text
+    assert "| `rcrn` | multi_lstm: triton, gated_scan: triton | 4/3 | 2500 |" in text
+    assert "| `gated_scan._forward_kernel` | 400, True, True, False, float32 | BLOCK_D=128, num_warps=2 | `rcrn` |" in text
+    assert "BLOCK_D=64" not in text  # the key was chosen once, during rcrn's warm-up
+    assert "| `rcrn` | train | 1200 | 4.40 | 11.00 | 40% | `bmm_kernel/x` ×512 (2.00 ms); `_forward_kernel` ×256 (1.00 ms) |" in text
+    record.compiles = {16: None}
+    assert "not counted (this Triton has no compile hook)" in "\n".join(bench.timing_section(record, results, ["rcrn"], cuda=True))
