@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -301,41 +300,14 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
             f"{ledger.t_cell(r)}), {p}.{guards}{held}{note}{power}")
 
 
-def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path) -> Path | None:
-    """Dev metric per epoch of each reported model: mean over seeds, band = min to max."""
-    import matplotlib
+def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path,
+                    names: dict[tuple[str, str], str] | None = None) -> Path | None:
+    """Dev metric per epoch of each reported row, one small panel per column, the rows named as
+    the paper names them (``rnnbench.results.figures.learning_curves``), written to ``path``."""
+    from rnnbench.results import figures
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from rnnbench.results.evidence import dev_curve
-
-    rep = [r for r in reported(rows) if r.get("dev_curve")]
-    columns = [c for c in columns if any(r["dataset"] == c for r in rep)]  # evaluated-only columns have no curves
-    if not rep or not columns:
-        return None
-    fig, axes = plt.subplots(1, len(columns), figsize=(5.5 * len(columns), 4), squeeze=False)
-    for ax, column in zip(axes[0], columns):
-        models: dict[str, list[list[float]]] = {}
-        for r in rep:
-            if r["dataset"] == column:
-                label = r["encoder"] + (f" ({r['variant']})" if r["variant"] else "") + f", lr {float(r['lr']):g}"
-                models.setdefault(label, []).append([v for v in dev_curve(r) if v is not None])
-        for label, curves in sorted(models.items()):
-            length = max(len(c) for c in curves)
-            epochs = list(range(1, length + 1))
-            at = [[c[e] for c in curves if e < len(c)] for e in range(length)]
-            ax.plot(epochs, [statistics.fmean(v) for v in at], label=f"{label} (n={len(curves)})")
-            ax.fill_between(epochs, [min(v) for v in at], [max(v) for v in at], alpha=0.2)
-        ax.set_xlabel("epoch")
-        ax.set_ylabel(f"dev {rep[0]['metric'] if len(columns) == 1 else column}")
-        ax.set_title(column)
-        ax.legend(fontsize=7)
-    fig.suptitle(textwrap.fill(title, 30 + 45 * len(columns)), fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90, metadata={"Software": None})  # no version string: the same evidence gives the same bytes
-    plt.close(fig)
-    return path
+    fig = figures.learning_curves(rows, columns, title, names)
+    return None if fig is None else figures.save(fig, path)
 
 
 def render(name: str, table: dict, title: str, columns: list[str], rows: list[dict], items: list[dict], built: set[str],
@@ -359,7 +331,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     if costs:
         extra += cost_markdown(costs, rows, columns, confidence, digits)
     plot = learning_curves(rows, columns, f"{title.split(' (')[0]}: dev score per epoch (mean over seeds, band min to max)",
-                           out_dir / "plots" / f"{name}.png")
+                           out_dir / "plots" / f"{name}.png", names)
     if plot is not None:
         extra += [f"Learning curves (dev, mean over seeds, band min to max): [plots/{name}.png](plots/{name}.png)", ""]
     if paper:
