@@ -660,12 +660,14 @@ def plot(path: Path, results: dict, names: list[str], title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from rnnbench.results import palette  # one colour per encoder in every figure
+
     lengths = list(results)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, phase, what in ((axes[0], TRAIN, "training step"), (axes[1], INFER, "inference batch")):
         for name in names:
             ax.plot(lengths, [_median(results[n][phase][name]) * 1e3 for n in lengths], marker="o",
-                    linewidth=2.4 if name == BASELINE else 1.4, label=name)
+                    linewidth=2.4 if name == BASELINE else 1.4, label=name, color=palette.colour(name))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(lengths, [str(n) for n in lengths])
