@@ -12,7 +12,7 @@ FHE4_SMALL := fhe_table4_small fhe_table4_small_fhe fhe_table4_small_fhe_lambda1
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables claims gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-2-small table-fhe-3 table-fhe-4 table-fhe-4-small table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims report browser gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-2-small table-fhe-3 table-fhe-4 table-fhe-4-small table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -32,7 +32,7 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 
 # tests/conftest.py sets the tests' environment (TRITON_INTERPRET, WANDB_MODE, offline hub).
 # --dist loadgroup: each task's smoke runs stay on one worker, which prepares its data once.
-test: $(STAMP)  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
+test: $(STAMP) browser  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs): ~2 min
@@ -43,6 +43,16 @@ gpu-check: $(STAMP)  ## on a CUDA machine (~6 min on an H100): Triton kernels vs
 
 claims: $(STAMP)  ## write results/claims.md: every paper claim with ours, its interval and a verdict, from the committed evidence
 	$(PY) scripts/claims.py
+
+report: $(STAMP)  ## build the report, a static site of every table, claim and run, into site/ (open site/index.html; docs/report.md)
+	$(PY) -m rnnbench report
+
+# Debian's headless Chromium, for the report's browser test (tests/site/test_browser.py), installed
+# with apt-get as root when absent. Not fatal here: without it that test fails and says why.
+browser:  ## install Debian's chromium-headless-shell for the report's browser test, if no Chromium is there
+	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell >/dev/null; } || \
+	  echo "warning: could not install chromium-headless-shell (apt-get, as root); the report's browser test will fail, saying so"
 
 table-rcrn-5: $(STAMP)  ## RCRN Table 5 (TREC) under the comparison protocol: run what is missing, write results/rcrn_table5.{md,tex,csv}
 	$(PY) scripts/make_table.py rcrn_table5

@@ -8,6 +8,7 @@
     rnnbench table NAME [--plan | --no-run] a paper table under the comparison protocol
     rnnbench claims                         the claims ledger (results/claims.md)
     rnnbench sanity                         the sanity gate, where this checkout has one
+    rnnbench report [--out DIR]             the report: a static site of every table, claim and run
 
 Each verb lives in its own module of this package and is imported only when it runs, so
 ``rnnbench --help`` starts without torch. A bad input is one line on stderr (``error: ...``)
@@ -29,6 +30,7 @@ VERBS = {
     "table": ("scripts", "run what a paper table lacks, then write it (results/NAME.md)"),
     "claims": ("scripts", "write the claims ledger results/claims.md from the evidence"),
     "sanity": ("scripts", "run the sanity gate (scripts/sanity.py of a checkout)"),
+    "report": ("report", "build the report: a static site of every table, claim and run (site/)"),
 }
 # Verbs whose arguments go as they are to what runs them: Hydra's (-m, --cfg job, key=value)
 # and the sanity script's own parser (its --help is the script's).

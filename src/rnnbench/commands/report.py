@@ -1,0 +1,32 @@
+"""``rnnbench report``: the report, a static site of every table, claim and run (docs/report.md).
+
+Builds the site as ``make report`` does (``rnnbench.site.build``). In a checkout, a table
+without evidence is "not run" or "data missing" as scripts/claims.py tells them apart; an
+installed package without scripts/ calls them all "not run".
+"""
+from __future__ import annotations
+
+import argparse
+
+HELP = """Build the report: a static site of every table, claim and run, from the committed evidence
+(results/) and your runs (runs/, or RNNBENCH_RUNS), into site/ (ignored by git). Open site/index.html
+in a browser, or put the folder on any static host: no server, nothing fetched from elsewhere.
+
+  rnnbench report                    write site/
+  rnnbench report --out /tmp/report  somewhere else"""
+
+
+def add_parser(verbs, verb: str, summary: str) -> None:
+    from rnnbench.site.options import add_arguments
+
+    parser = verbs.add_parser(verb, help=summary, description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    parser.set_defaults(run=report)
+
+
+def report(args) -> int:
+    from rnnbench.commands.scripts import checkout_scripts, load_script
+    from rnnbench.site.build import run
+
+    status = load_script("claims", "rnnbench report").status_of_table if (checkout_scripts() / "claims.py").is_file() else None
+    return run(args, status)
