@@ -62,11 +62,14 @@ def untrained_lines(rows: list[dict]) -> list[str]:
                        (needs_rerun, "To re-run under the patience rule (made before it: early stopping ended them before "
                                      "their dev score beat the majority-class score, where patience now starts counting; "
                                      "`make table-...` re-runs them; not averaged)")):
-        runs = sorted({(r["encoder"], r["variant"], r["dataset"], int(r["seed"]), r.get("majority", "")) for r in reported(rows) if test(r)})
+        runs: dict[tuple, list[dict]] = {}  # one entry per run, whichever columns it fills
+        for r in reported(rows):
+            if test(r):
+                runs.setdefault((r["encoder"], r["variant"], int(r["seed"]), r["run"]), []).append(r)
         if runs:
-            named = "; ".join(f"`{enc}`{' (' + variant + ')' if variant else ''} seed {seed} on {dataset}"
-                              + (f" (majority-class dev score {float(majority):.1f})" if majority != "" else "")
-                              for enc, variant, dataset, seed, majority in runs)
+            named = "; ".join(f"`{enc}`{' (' + variant + ')' if variant else ''} seed {seed} on {', '.join(r['dataset'] for r in rs)}"
+                              + (f" (the majority-class dev score it never beat: {float(rs[0]['majority']):.1f})" if rs[0].get("majority", "") != "" else "")
+                              for (enc, variant, seed, _), rs in sorted(runs.items()))
             lines.append(f"{what}: {named}.")
     return lines
 
