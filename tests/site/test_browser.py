@@ -67,6 +67,7 @@ def test_the_ledger_filter_narrows_the_rows(built_site, browser):
 
 
 def test_the_home_page_links_open_the_ledger_filtered(built_site, browser):
+    assert browser.load((built_site / "index.html").as_uri()) == []  # from another page: a fragment alone loads nothing
     assert browser.load((built_site / "ledger.html").as_uri() + "#paper=RCRN&kind=cost") == []
     rows = browser.evaluate("Array.from(document.querySelectorAll('#ledger tbody tr')).filter(r => r.offsetParent !== null)"
                             ".map(r => [r.dataset.paper, r.dataset.kind])")
