@@ -36,14 +36,17 @@ def makefile_commands() -> dict[str, tuple[list[str], list[list[str]]]]:
     tables: dict[str, tuple[list[str], list[list[str]]]] = {}
     for recipe in re.findall(r"^table-[\w-]+:.*\n((?:\t.*\n)+)", text, re.M):
         lines = [expand(line.strip()) for line in recipe.splitlines()]
-        makes = [line.split("scripts/make_table.py", 1)[1].split() for line in lines if "scripts/make_table.py" in line]
-        if not makes:
-            continue
-        experiments = [a for a in makes[-1] if not a.startswith("-")]
         figures = [line.split("scripts/fhe_figures.py", 1)[1].split() for line in lines if "scripts/fhe_figures.py" in line]
-        table = next((t for t in (_table(e) for e in experiments) if t), None)
-        if table and table not in tables:
-            tables[table] = (experiments, figures)
+        last: dict[str, list[str]] = {}  # a target may make several tables (table-synthetic): each one's last command
+        for line in lines:
+            if "scripts/make_table.py" in line:
+                experiments = [a for a in line.split("scripts/make_table.py", 1)[1].split() if not a.startswith("-")]
+                table = next((t for t in (_table(e) for e in experiments) if t), None)
+                if table:
+                    last[table] = experiments
+        for table, experiments in last.items():
+            if table not in tables:  # table-X-small ends with table-X's whole-table command: the first target serves
+                tables[table] = (experiments, figures if len(last) == 1 else [])
     return tables
 
 
@@ -73,7 +76,7 @@ def _differences(out: Path) -> list[str]:
             if path.suffix in (".md", ".tex", ".csv"):
                 diff = difflib.unified_diff(committed.read_text().splitlines(), path.read_text().splitlines(),
                                             f"results/{name}", f"regenerated/{name}", n=0, lineterm="")
-                problems.append(f"{name} differs:\n" + "\n".join(list(diff)[:12]))
+                problems.append(f"{name} differs:\n" + "\n".join(line[:160] for line in list(diff)[:12]))
             else:
                 problems.append(f"{name} differs")
     return problems
