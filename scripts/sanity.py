@@ -9,7 +9,8 @@ A row is an encoder under one experiment config, checked by ``rnnbench.sanity`` 
 docs/sanity.md) and cached under <paths.runs_dir>/sanity/ by its config identity, so the
 command resumes where it stopped and checks again only what changed. Rows run one after the
 other at one thread, the priority tables (LSTM baseline Table 1, MZU Table 6, RCRN Tables 1-8)
-first. The markdown is rewritten after every row.
+first, rows a table leaves out of its campaign (``table.not_run``) last. The markdown is
+rewritten after every row.
 """
 from __future__ import annotations
 
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         key = gate.row_key(cfg)
         configs.append((row, cfg, key))
         entries[row] = gate.read_cached(cfg, key)
+    # Rows a table leaves out of its campaign (table.not_run: the paper-sized rows no run was made of) come last.
+    configs.sort(key=lambda item: bool(item[1].get("table", {}).get("not_run")))
     done = [e for e in entries.values() if e]
     if args.plan:
         return print_plan(configs, entries, committed, done)
@@ -106,10 +109,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def write(out: Path, configs, entries: dict, committed: dict, skipped: list, budget: float | None, kept: dict) -> None:
     note = ""
+    listed = [(row, entries[row] or committed.get(key[:16])) for row, _, key in configs]
     if skipped:
         note = (f"Not checked, the budget of {budget:g} CPU minutes having run out: "
                 + ", ".join(f"{r.table} · {r.name}" for r in skipped) + ".")
-    listed = [(row, entries[row] or committed.get(key[:16])) for row, _, key in configs]
+    elif any(entry is None for _, entry in listed):
+        note = ("Rows marked not checked have no verdict yet: `make sanity` (or `python scripts/sanity.py <table>`) "
+                "checks them, resuming where it stopped; `--plan` prices them.")
     if kept:  # a table asked for with --only: its other rows stay, after this command's
         listed_rows = {gate.row_cells_key(row) for row, _ in listed}
         kept = {t: [line for line in lines if gate.line_row_key(line) not in listed_rows] for t, lines in kept.items()}

@@ -206,7 +206,7 @@ def evaluate(row: Row, cfg: DictConfig, key: str, data: DataCache | None = None,
 class Gate:
     """What a sweep asks before it trains a run of a row (scripts/make_table.py, ``ensure``)."""
 
-    def __init__(self, skip: bool = False, say=print):
+    def __init__(self, skip: bool = False, say=lambda line: print(line, flush=True)):
         self.skip = skip
         self.say = say
         self.decided: dict[tuple, bool] = {}
