@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         configs.append((row, cfg, key))
         entries[row] = gate.read_cached(cfg, key)
     # Rows a table leaves out of its campaign (table.not_run: the paper-sized rows no run was made of) come last.
-    configs.sort(key=lambda item: bool(item[1].get("table", {}).get("not_run")))
+    configs.sort(key=lambda item: bool((item[1].get("table") or {}).get("not_run")))
     done = [e for e in entries.values() if e]
     if args.plan:
         return print_plan(configs, entries, committed, done)
