@@ -12,7 +12,7 @@ FHE4_SMALL := fhe_table4_small fhe_table4_small_fhe fhe_table4_small_fhe_lambda1
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast tables claims report browser gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-2-small table-fhe-3 table-fhe-4 table-fhe-4-small table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
+.PHONY: help install run test test-fast tables claims report browser sanity gpu-check table-rcrn-5 table-rcrn-2 table-rcrn-3 table-rcrn-1 table-rcrn-1-small table-rcrn-4 table-odyssey-1 table-odyssey-1-large table-odyssey-2 table-odyssey-2-large table-rcrn-6 table-rcrn-7 table-rcrn-8 table-rcrn-9 table-rcrn-10 table-dcu-1 table-dcu-1-small table-dcu-2 table-dcu-3 table-fhe-2 table-fhe-2-small table-fhe-3 table-fhe-4 table-fhe-4-small table-fhe-6 table-fhe-7 table-mzu-6 table-mzu-1 table-mzu-1-small table-mzu-2 table-mzu-3 table-mzu-4 table-synthetic clean
 
 help:  ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ test-fast: $(STAMP)  ## the suite without the tests marked slow (training subpro
 
 gpu-check: $(STAMP)  ## on a CUDA machine (~6 min on an H100): Triton kernels vs reference, the gated scan's bandwidth, the cost table (results/rcrn_table10_cuda.*), a short run of every encoder, the cost targets; writes results/gpu.md. GPU_CHECK=--quick: a dry run on the CPU
 	$(PY) scripts/gpu_check.py $(GPU_CHECK)
+
+sanity: $(STAMP)  ## sanity-check every row of the committed tables (initial loss, gradients, input, train/eval, memorising 64 examples; cached per row): results/sanity.md; TABLES=rcrn_table5 for some
+	OMP_NUM_THREADS=1 $(PY) scripts/sanity.py $(TABLES)
 
 claims: $(STAMP)  ## write results/claims.md: every paper claim with ours, its interval and a verdict, from the committed evidence
 	$(PY) scripts/claims.py
