@@ -35,6 +35,8 @@ RUN_PLACEHOLDER = "runs/picking/bilstm/s1-<identity>"
 # README command -> the command this test runs ({runs}: a temporary runs folder, {run}: the folder
 # of the smoke run that `python train.py` made there). Each must extend the README's command.
 RUN = {
+    "rnnbench --help": "rnnbench --help",
+    "rnnbench list tables": "rnnbench list tables",
     "make help": "make help",
     "python train.py --help": "python train.py --help",
     "python train.py": "python train.py trainer=smoke paths.runs_dir={runs}",
@@ -53,6 +55,10 @@ NEEDS_DATA = {"python train.py task=trec encoder=3l_bilstm", "python train.py ta
 FAST = {"make help"}
 
 NOT_RUN = {
+    "rnnbench runs": "lists the reader's own runs folder; tests/test_cli.py lists smoke runs",
+    "rnnbench runs compare <run A> <run B>": "needs two of the reader's runs; tests/test_cli.py compares two smoke runs",
+    'rnnbench predict runs/trec/bilstm/s1-<identity> "Who wrote Hamlet ?"': "needs a trained TREC run; tests/test_cli.py predicts raw text with a smoke run",
+    "make report": "builds the whole site; tests/site/ builds it and drives it in a headless browser",
     "make run": "trains five full epochs (minutes); its command, `python train.py`, runs here smoke-sized",
     "make test": "the whole test suite, this test included",
     "source .venv/bin/activate": "changes the reader's shell; this test already runs in the installed Python",
@@ -161,6 +167,8 @@ def _run(command: str, env: dict[str, str] | None = None) -> subprocess.Complete
     argv = shlex.split(command)
     if argv[0] == "python":
         argv[0] = sys.executable
+    elif argv[0] == "rnnbench":  # the console script, as `python -m rnnbench` of the test's own Python
+        argv[:1] = [sys.executable, "-m", "rnnbench"]
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
     result = subprocess.run(argv, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, f"{command} exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
