@@ -19,6 +19,7 @@ FORBIDDEN = re.compile(r"\bsessions?\b|\bthis\s+machine\b|\blent\b", re.IGNORECA
 # (path glob, the exact text around the word): API names, not development history.
 ALLOWED = [
     ("tests/conftest.py", 'scope="session"'),  # pytest's fixture scope
+    ("tests/site/conftest.py", 'scope="session"'),
     ("tests/*.py", "start_new_session=True"),  # subprocess.Popen's argument
     ("tests/**/*.py", "start_new_session=True"),
     ("tests/test_product_language.py", None),  # this rule's own text

@@ -64,17 +64,17 @@ class Browser:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._from_browser, selectors.EVENT_READ)
         target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.attached = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
     # --- the protocol --------------------------------------------------------------------
-    def _send(self, method: str, params: dict | None, session: str | None) -> int:
+    def _send(self, method: str, params: dict | None, attached: str | None) -> int:
         self._next_id += 1
         message = {"id": self._next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
+        if attached:
+            message["sessionId"] = attached
         os.write(self._to_browser, json.dumps(message).encode() + b"\0")
         return self._next_id
 
@@ -90,8 +90,8 @@ class Browser:
         message, _, self._buffer = self._buffer.partition(b"\0")
         return json.loads(message)
 
-    def _call(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
-        wanted = self._send(method, params, session)
+    def _call(self, method: str, params: dict | None = None, attached: str | None = None) -> dict:
+        wanted = self._send(method, params, attached)
         deadline = time.monotonic() + self.timeout
         while True:
             message = self._receive(deadline)
@@ -103,7 +103,7 @@ class Browser:
                 self._events.append(message)
 
     def call(self, method: str, params: dict | None = None) -> dict:
-        return self._call(method, params, self.session)
+        return self._call(method, params, self.attached)
 
     def _wait_event(self, method: str, timeout: float | None = None) -> dict:
         deadline = time.monotonic() + (timeout or self.timeout)
