@@ -179,6 +179,23 @@ def test_a_context_projection_the_encoder_ignores_is_excused_and_named():
     assert "2 excused" in check.shown
 
 
+def test_recurrent_weights_that_one_token_sequences_leave_without_gradient_are_excused():
+    one_token = collate([{**e, "tokens": e["tokens"][:1]} for e in _examples()], ["tokens", "aspect"])
+    check = sanity.gradients(_model(), one_token, 1, ["tokens", "aspect"])
+    assert check.passed and "encoder.layers.0.rnn.weight_hh_l0" in check.detail["excused"]
+    assert "one token" in check.detail["excused"]["encoder.layers.0.rnn.weight_hh_l0"]
+    unused = sanity.gradients(_model(UnusedParameter(EMB, hidden_size=8, bidirectional=True)), one_token, 1, ["tokens", "aspect"])
+    assert not unused.passed and unused.detail["without_gradient"] == ["encoder.spare"]
+
+
+def test_the_input_check_changes_the_last_real_token_of_each_input_field():
+    changed = sanity._with_changed_tokens(BATCH, ["tokens"], 2, len(VOCAB))
+    lengths = BATCH["tokens_mask"].sum(dim=1)
+    differs = changed["tokens"] != BATCH["tokens"]
+    assert differs.sum(dim=1).tolist() == [1] * len(lengths)
+    assert differs.nonzero()[:, 1].tolist() == (lengths - 1).tolist()
+
+
 def test_a_head_that_ignores_its_input_fails_the_input_check():
     model = _model(head_cls=BlindHead)
     check = sanity.input_dependence(model, BATCH, probe_for(model.head), ["tokens"], VOCAB, 1)
@@ -277,11 +294,20 @@ def _small(task: str, tmp_path, *extra: str):
     model = build_model(cfg, data)
     probe = probe_for(model.head)
     examples, fields = sanity.fixed_subset(cfg, data, model, probe)
-    return model, probe, collate(examples, fields)
+    return model, probe, collate(examples, fields), data.vocab
+
+
+def test_a_span_heads_output_is_its_start_and_end_distributions():
+    """Compared on the positions both batches have when padding is added (the distributions are longer)."""
+    base = torch.softmax(torch.randn(2, 5), dim=-1)
+    longer = torch.cat([base, torch.zeros(2, 4)], dim=-1)
+    assert sanity._relative(longer, base).tolist() == [0.0, 0.0]
 
 
 def test_a_span_heads_prior_is_a_uniform_start_and_end(tmp_path):
-    model, probe, batch = _small("span_copy", tmp_path)
+    model, probe, batch, vocab = _small("span_copy", tmp_path)
+    check = sanity.input_dependence(model, batch, probe, ["passage", "question"], vocab, 1)
+    assert check.passed and probe.output(model(batch)[0]).shape[1:] == (2, batch["passage"].shape[1])
     for layer in (model.head.start_out, model.head.end_out):
         nn.init.zeros_(layer.weight), nn.init.zeros_(layer.bias)
     check = sanity.initial_loss(model, batch, probe)
@@ -289,7 +315,7 @@ def test_a_span_heads_prior_is_a_uniform_start_and_end(tmp_path):
 
 
 def test_a_pointer_generators_prior_is_its_own_softmax_made_uniform(tmp_path):
-    model, probe, batch = _small("pointer_copy", tmp_path)
+    model, probe, batch, _ = _small("pointer_copy", tmp_path)
     head = model.head
     for layer in (head.shortlist_out, head.switch[-1]):
         nn.init.zeros_(layer.weight), nn.init.zeros_(layer.bias)

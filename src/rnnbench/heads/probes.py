@@ -10,7 +10,8 @@ model, a span extractor, a ranker and a generator. A ``Probe`` says, for one hea
   it was computed (``ln 5`` for five classes);
 - ``hits``: how many of the batch's prediction units (examples, characters, triples,
   answers) an eval-mode output gets right, and of how many;
-- ``output``: the per-example output [B, k] the input and train/eval checks compare;
+- ``output``: the per-example output [B, ...] the input check compares (a distribution over
+  positions may be longer when padding is added: the check compares the positions both have);
 - ``target_fields``: text fields that are targets, not inputs (changing them changes the
   loss, not what the model reads).
 
@@ -87,7 +88,12 @@ class LanguageModelProbe(Probe):
 
 class SpanProbe(Probe):
     """``heads.span``: uniform start and end over the passage's real tokens; an example is
-    memorised when the decoded span is the gold one."""
+    memorised when the decoded span is the gold one. Its output is the start and end
+    distributions over the passage [B, 2, T] (the gold span's probability alone barely moves
+    when a token far from it changes)."""
+
+    def output(self, out):
+        return torch.stack([out.extra["start_log_probs"].exp(), out.extra["end_log_probs"].exp()], dim=1)
 
     def prior_loss(self, batch, out):
         lengths = batch["passage_mask"].sum(dim=1).double()

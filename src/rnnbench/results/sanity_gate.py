@@ -169,8 +169,9 @@ class DataCache:
 
         key = data_identity(cfg)
         if key != self.key:
-            self.key, self.data = None, None
-            self.data, self.key = prepare(cfg), key
+            self.key, self.data = None, None  # the last dataset is freed before the next is read
+            self.data = prepare(cfg)
+            self.key = key
         return self.data
 
 
@@ -195,6 +196,8 @@ def evaluate(row: Row, cfg: DictConfig, key: str, data: DataCache | None = None,
         entry.update(status=DATA_MISSING, message=str(exc))
     except RnnbenchError as exc:
         entry.update(status=ERROR, message=str(exc))
+    except Exception as exc:  # noqa: BLE001 - one row's crash is that row's verdict, not the end of the table
+        entry.update(status=ERROR, message=f"{type(exc).__name__}: {exc}")
     entry.update(cpu_seconds=round(time.process_time() - cpu, 1), wall_seconds=round(time.perf_counter() - wall, 1),
                  checked=datetime.datetime.now(datetime.timezone.utc).date().isoformat(), commit=git_commit())
     path = cache_file(cfg, key)
