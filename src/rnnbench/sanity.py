@@ -391,7 +391,18 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
 
 
 def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None) -> Verdict:
-    """The five checks of the model ``cfg`` builds on ``data`` (see the module docstring)."""
+    """The five checks of the model ``cfg`` builds on ``data`` (see the module docstring), at one
+    thread whatever the caller's setting (restored after): a verdict must not depend on where it
+    was made, and the sums of several threads are ordered differently."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _check_model(cfg, data, say)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _check_model(cfg: DictConfig, data: TaskData, say) -> Verdict:
     dispatch.set_default_impl(str(cfg.trainer.kernel_impl))  # the kernels a run would use
     torch.manual_seed(cfg.seed)  # as fit: the model's initial weights are the run's
     model = build_model(cfg, data)
