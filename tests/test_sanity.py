@@ -328,9 +328,13 @@ def test_a_pointer_generators_prior_is_its_own_softmax_made_uniform(tmp_path):
 def test_check_model_builds_the_rows_model_and_runs_the_five_checks_in_order(tmp_path):
     cfg = compose_config(["encoder=lstm1", "encoder.hidden_size=16", "task.reader.train_size=200", "task.reader.dev_size=8",
                           "task.reader.test_size=8", f"paths.cache_dir={tmp_path}"])
+    threads = torch.get_num_threads()
     torch.set_num_threads(2)
-    verdict = sanity.check_model(cfg, prepare(cfg))
-    assert torch.get_num_threads() == 2  # the checks ran at one thread; the caller's setting is back
+    try:
+        verdict = sanity.check_model(cfg, prepare(cfg))
+        assert torch.get_num_threads() == 2  # the checks ran at one thread; the caller's setting is back
+    finally:
+        torch.set_num_threads(threads)
     assert [c.name for c in verdict.checks] == list(sanity.CHECKS)
     assert verdict.passed, verdict.failures()
     assert verdict.examples == sanity.EXAMPLES and verdict.lr == cfg.trainer.lr and verdict.unit == "examples"
