@@ -21,40 +21,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rnnbench.results import evidence, palette  # noqa: E402
+from rnnbench.errors import RnnbenchError  # noqa: E402
+from rnnbench.results.openness import accuracy_vs_openness  # noqa: E402
 
 PLOTS = Path("results") / "plots"
-
-
-def accuracy_vs_openness(csv_path: Path, out: Path) -> Path:
-    """One point per reported FHE run: test gate openness (x) against test accuracy (y), by length."""
-    rows = [r for r in evidence.read_csv(csv_path) if r["reported"] == "yes"]
-    by_run: dict[str, dict] = {}
-    for r in rows:
-        entry = by_run.setdefault(r["run"], {"label": r["encoder"] + (f" ({r['variant']})" if r["variant"] else ""), "encoder": r["encoder"]})
-        if r["dataset"].startswith("gate openness"):
-            entry["openness"], entry["length"] = r["test"], r["dataset"].rsplit("/", 1)[-1]
-        elif r["metric"] == "accuracy":
-            entry["accuracy"] = r["test"]
-    points = [p for p in by_run.values() if "openness" in p and "accuracy" in p]
-    if not points:
-        raise SystemExit(f"error: {csv_path} has no reported run with both an accuracy and a gate-openness column")
-    fig, ax = plt.subplots(figsize=(5, 4))
-    labels = sorted({(p["label"], p["length"]) for p in points})
-    markers = dict(zip(labels, "osD^v<>P*X"))  # the encoder's colour, a marker per variant and length
-    for label in labels:
-        group = [p for p in points if (p["label"], p["length"]) == label]
-        ax.scatter([p["openness"] for p in group], [p["accuracy"] for p in group], label=f"{label[0]}, {label[1]} (n={len(group)})",
-                   color=palette.colour(group[0]["encoder"]), marker=markers[label])
-    ax.set_xlabel("gates open on test (% of positions)")
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"FHE: accuracy against gate openness ({csv_path.stem})", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=90, metadata={"Software": None})
-    plt.close(fig)
-    return out
 
 
 def gate_picture(run_folder: Path, out: Path, examples: int = 4) -> Path:
@@ -102,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--examples", type=int, default=4)
     g.add_argument("--out", type=Path, default=PLOTS / "fhe_gates.png")
     args = parser.parse_args(argv)
-    path = accuracy_vs_openness(args.csv, args.out) if args.figure == "openness" else gate_picture(args.run, args.out, args.examples)
+    try:
+        path = accuracy_vs_openness(args.csv, args.out) if args.figure == "openness" else gate_picture(args.run, args.out, args.examples)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
     return 0
 

@@ -352,11 +352,11 @@ def test_list_tables_groups_experiments_by_their_table_name(capsys, tmp_path):
 
 @pytest.fixture
 def fake_scripts(tmp_path, monkeypatch):
-    """A scripts/ folder whose make_table, claims and sanity record the arguments they get."""
+    """A scripts/ folder whose claims and sanity record the arguments they get."""
     folder = tmp_path / "scripts"
     folder.mkdir()
     calls = tmp_path / "calls.jsonl"
-    for name in ("make_table", "claims", "sanity"):
+    for name in ("claims", "sanity"):
         (folder / f"{name}.py").write_text(
             "import json\n"
             "def main(argv=None):\n"
@@ -366,22 +366,32 @@ def fake_scripts(tmp_path, monkeypatch):
     return folder, lambda: [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
 
 
-def test_table_verb_runs_every_experiment_that_names_the_table(fake_scripts, capsys):
-    _, calls = fake_scripts
+def test_table_verb_is_the_campaign_librarys_make_table(capsys, monkeypatch):
+    from rnnbench.campaign import make
+
+    calls = []
+    monkeypatch.setattr(make, "make_table", lambda name, **kwargs: calls.append((name, kwargs)) or 0)
     code, out, _ = run_main(["table", "mzu_table6", "--no-run", "--set", "paths.runs_dir=/tmp/r"], capsys)
-    ((script, argv),) = calls()
-    assert code == 0 and script == "make_table"
-    assert argv[:-2] == listing.tables()["mzu_table6"] and {"mzu_table6_laptop", "mzu_table6_restaurant"} <= set(argv)
-    assert argv[-2:] == ["--no-run", "--set=paths.runs_dir=/tmp/r"]
-    code, _, _ = run_main(["table", "rcrn_table5", "--plan"], capsys)
-    assert code == 0 and calls()[-1][1] == ["rcrn_table5", "--plan"]
+    assert code == 0 and calls[-1] == ("mzu_table6", {"only": None, "mode": "no-run", "until": None,
+                                                      "overrides": ["paths.runs_dir=/tmp/r"], "skip_sanity": False, "part": None})
+    assert "mzu_table6_restaurant, mzu_table6_laptop" in out  # every experiment it runs, in the table's order
+    code, _, _ = run_main(["table", "odyssey-1", "--plan", "--only", "lstm_odyssey_table1_large"], capsys)
+    assert code == 0 and calls[-1][0] == "lstm_odyssey_table1" and calls[-1][1]["mode"] == "plan"
+    assert calls[-1][1]["only"] == ["lstm_odyssey_table1_large"]
+    code, out, _ = run_main(["table", "fhe-2-small"], capsys)  # a part of a table, by the Makefile's short form
+    assert code == 0 and calls[-1][0] == "fhe_table2" and calls[-1][1]["part"] == "small"
+    assert "running fhe_table2_small, fhe_table2_small_fhe" in out
 
 
 def test_table_verb_bad_input_is_one_line(fake_scripts, capsys, monkeypatch, tmp_path):
     code, _, err = run_main(["table", "rcrn_table99"], capsys)
-    assert code == 2 and err.count("\n") == 1 and "no experiment config fills a table 'rcrn_table99'" in err
+    assert code == 2 and err.count("\n") == 1 and "no table 'rcrn_table99'" in err
+    code, _, err = run_main(["table", "rcrn_table5", "--only", "rcrn_table6"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "not an experiment of rcrn_table5" in err
+    code, _, err = run_main(["table", "rcrn_table1_baby"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "is an experiment, not a table" in err
     monkeypatch.setattr(scripts_verb, "checkout_scripts", lambda: tmp_path / "nowhere")
-    code, _, err = run_main(["table", "rcrn_table5"], capsys)
+    code, _, err = run_main(["table", "rcrn_table10"], capsys)  # a benchmark: a script of the checkout
     assert code == 2 and err.count("\n") == 1 and "an installed package has no scripts/" in err
 
 

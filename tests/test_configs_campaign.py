@@ -218,20 +218,43 @@ def test_classifier_readout_option_keeps_earlier_identities():
     assert head["readout"] == "final"
 
 
-TABLE_TARGETS = re.findall(r"^(table-[\w-]+):", (REPO / "Makefile").read_text(), re.M)
+def test_the_makefile_holds_no_table_lists():
+    """One definition per table: the experiment configs. The Makefile names no experiment; its table
+    targets are generic (make table T=..., make table-SHORT) and `make help` lists the tables from the configs."""
+    from rnnbench.campaign.definitions import tables
+
+    text = (REPO / "Makefile").read_text()
+    named = {e for e in EXPERIMENTS if re.search(rf"\b{e}\b", text)} - set(tables())  # a table's name as an example is fine
+    assert not named, f"the Makefile names experiments: {sorted(named)}"
+    dry = subprocess.run(["make", "-n", "--no-print-directory", "table-fhe-2-small", "ARGS=--plan"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    assert "-m rnnbench table fhe-2-small --plan" in dry
 
 
-@pytest.mark.parametrize("target", TABLE_TARGETS)
-def test_make_targets_name_existing_experiments(target):
-    """Every table target's make_table.py commands, as make expands them (variables included),
-    name experiments that exist."""
-    dry = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    commands = [line.split("scripts/make_table.py", 1)[1].split() for line in dry.splitlines() if "scripts/make_table.py" in line]
-    named = {w for words in commands for w in words if not w.startswith("-") and "=" not in w and "'" not in w}
-    if target == "table-rcrn-10":  # the cost benchmark, not a table of runs
-        assert not commands and "scripts/bench_cost.py" in dry
-        return
-    assert commands and named <= set(EXPERIMENTS), named - set(EXPERIMENTS)
+def test_every_table_has_experiments_in_a_stated_order_and_its_parts_exist():
+    from rnnbench.campaign import definitions
+
+    for table in definitions.tables():
+        if table in definitions.BENCHMARKS:
+            continue
+        members = definitions.experiments_of(table)
+        assert members and set(members) <= set(EXPERIMENTS)
+        for part in definitions.parts(table):
+            assert definitions.to_run(table, part=part)
+    assert definitions.experiments_of("rcrn_table1")[:2] == ["rcrn_table1_mr", "rcrn_table1_apparel"]  # the smallest first
+
+
+@pytest.mark.slow
+def test_the_definitions_read_what_hydra_composes():
+    """The table, order, part and not_run the campaign reads off the YAML files (fast) are what composing each experiment gives."""
+    from rnnbench.campaign import definitions
+
+    for e in definitions.all_experiments():
+        table = compose_config([f"experiment={e.name}"]).table
+        got = (e.table, e.order, e.part, e.not_run)
+        want = (table.name if table else None, int(table.order) if table else 0, str(table.part or "") if table else "",
+                str(table.not_run or "") if table else "")
+        assert got == want, e.name
 
 
 # FHE's CPU-sized experiments and the paper-sized parents they shrink (conf/variant/fhe_small.yaml)

@@ -1,5 +1,5 @@
 """The sanity gate (rnnbench.results.sanity_gate): rows, the verdict cache keyed by config
-identity, results/sanity.md, the gate in front of make_table's runs and scripts/sanity.py."""
+identity, results/sanity.md, the gate in front of a campaign's runs (rnnbench.campaign.runner) and scripts/sanity.py."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,9 @@ import json
 import pytest
 
 from rnnbench import sanity
+from rnnbench.campaign import runner
+from rnnbench.campaign.jobs import job_config
+from rnnbench.compose import compose_config
 from rnnbench.results import sanity_gate as gate
 from rnnbench.results.protocol import Job
 from tests.helpers import load_script
@@ -27,10 +30,9 @@ def gate_on(monkeypatch, tmp_path):
 
 
 def test_a_rows_config_is_make_tables_job_at_the_first_seed_and_the_experiments_rate():
-    make_table = load_script("make_table")
     row = gate.Row("lstm_odyssey_table1", "lstm_odyssey_table1_pool", "2l_lstm")
     cfg = gate.row_config(row)
-    job = make_table.job_config("lstm_odyssey_table1_pool", Job("2l_lstm", 1, float(cfg.trainer.lr), "select"), [])
+    job = job_config("lstm_odyssey_table1_pool", Job("2l_lstm", 1, float(cfg.trainer.lr), "select"), [])
     assert gate.row_key(cfg) == gate.row_key(job)
     assert gate.row_key(gate.row_config(gate.Row("", "lstm_odyssey_table1_resv2", "2l_lstm"))) != gate.row_key(cfg)
 
@@ -65,22 +67,21 @@ def test_the_gate_is_off_under_its_environment_switch(monkeypatch):
 
 
 def test_make_table_starts_no_run_of_a_failing_row_unless_told_and_the_table_says_so(gate_on, monkeypatch, capsys, tmp_path):
-    make_table = load_script("make_table")
     monkeypatch.setattr(sanity, "check_model", _failing_verdict)
     trained = []
-    monkeypatch.setattr(make_table, "train", lambda cfg: trained.append(cfg) or {"dev": {}, "test": {}})
+    monkeypatch.setattr(runner, "train", lambda cfg: trained.append(cfg) or {"dev": {}, "test": {}})
     from rnnbench.results import evidence
 
     committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")
     job, extra = Job("bilstm", 1, 3e-3, "final"), [*gate_on, *SMALL]
-    assert make_table.ensure("synthetic_span_copy", job, extra, False, committed) is None and not trained
+    assert runner.ensure("synthetic_span_copy", job, extra, False, committed) is None and not trained
     assert "memorisation: 30% after 300 steps" in capsys.readouterr().out
 
-    make_table.SANITY.skip = True
-    make_table.ensure("synthetic_span_copy", job, extra, False, committed)
+    monkeypatch.setattr(runner.SANITY, "skip", True)
+    runner.ensure("synthetic_span_copy", job, extra, False, committed)
     assert len(trained) == 1
-    base = make_table.compose_config(["experiment=synthetic_span_copy", *extra])
-    notes = make_table.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra)
+    base = compose_config(["experiment=synthetic_span_copy", *extra])
+    notes = runner.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra)
     assert any("synthetic_span_copy: bilstm were started on" in n and "--skip-sanity" in n for n in notes)
     assert any("fails the sanity gate (memorisation: 30% after 300 steps" in n for n in notes)
 

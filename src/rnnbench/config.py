@@ -164,6 +164,16 @@ class TableConf:
     # Columns scored by re-evaluating the reported runs' checkpoints with reader overrides (evaluate.py),
     # not by training again: {column: [override, ...]}, e.g. FHE Table 4's longer test sequences.
     evaluated_columns: Dict[str, List[str]] = field(default_factory=dict)
+    # Where this experiment comes among its table's experiments (the order they run in and the table's
+    # column order); ties are taken in name order. One definition per table: the table's experiments
+    # are the configs that name it, in this order (rnnbench.campaign.definitions).
+    order: int = 0
+    # A named subset of the table's experiments that can be run alone ("small": the CPU-sized rows;
+    # "large": the paper's Large rows): `rnnbench table NAME --part small`, `make table-fhe-2-small`.
+    part: str = ""
+    # A figure drawn from the table's evidence whenever the table is written, under paths.results_dir
+    # (FHE: accuracy against gate openness, rnnbench.results.openness); "" for none.
+    openness_figure: str = ""
 
 
 @dataclass

@@ -9,33 +9,14 @@ decides the claim on them when a row has no runs.
 """
 from __future__ import annotations
 
-import yaml
 from hydra.errors import HydraException
 
-from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.campaign.definitions import experiments_of
+from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
 from rnnbench.results.claims import load_claims
 from rnnbench.results.tables import REGISTRY
 from rnnbench.training.model import encoder_parameters
-
-
-def experiments_of(table: str) -> list[str]:
-    """The experiment configs (conf/experiment/<name>.yaml) that declare rows of ``table``."""
-    return [path.stem for path in sorted((CONF_DIR / "experiment").glob("*.yaml")) if _table_of(path) == table]
-
-
-def _table_of(path) -> str | None:
-    """The table an experiment file names, or else the one its parent experiment names
-    (``defaults: [<parent experiment>, ...]``)."""
-    spec = yaml.safe_load(path.read_text()) or {}
-    named = (spec.get("table") or {}).get("name")
-    if named:
-        return named
-    for entry in spec.get("defaults") or []:
-        parent = CONF_DIR / "experiment" / f"{entry}.yaml" if isinstance(entry, str) else None
-        if parent is not None and parent.exists():
-            return _table_of(parent)
-    return None
 
 
 def sweep_of(experiment: str, extra: list[str] = ()) -> list[str]:

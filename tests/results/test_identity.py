@@ -77,12 +77,13 @@ def _table5_seed1(encoder: str, extra: list[str]):
     """RCRN Table 5's seed-1 run of ``encoder``, as make_table composes it, at the rate it reported."""
     import csv
 
+    from rnnbench.campaign.jobs import job_config
     from rnnbench.results.protocol import Job
-    from tests.helpers import REPO, load_script
+    from tests.helpers import REPO
 
     lr = next(float(r["lr"]) for r in csv.DictReader(open(REPO / "results" / "rcrn_table5.csv"))
               if r["encoder"] == encoder and r["seed"] == "1" and r["reported"] == "yes")
-    return load_script("make_table").job_config("rcrn_table5", Job(encoder, 1, lr, "select"), extra)
+    return job_config("rcrn_table5", Job(encoder, 1, lr, "select"), extra)
 
 
 def test_the_one_run_command_is_the_tables_seed_1_run(tmp_path):

@@ -130,7 +130,9 @@ def experiment_task(experiment: str) -> str | None:
 
 
 def experiment_table(experiment: str) -> str | None:
-    return (merged("experiment", experiment).get("table") or {}).get("name")
+    from rnnbench.campaign.definitions import all_experiments
+
+    return next((e.table for e in all_experiments() if e.name == experiment), None)
 
 
 def experiment_data(experiment: str, root: Path) -> DataStatus:
@@ -144,13 +146,11 @@ def experiments() -> list[str]:
 
 
 def tables() -> dict[str, list[str]]:
-    """Table name -> the experiments that fill it (each experiment's ``table.name``)."""
-    out: dict[str, list[str]] = {}
-    for name in experiments():
-        table = experiment_table(name)
-        if table:
-            out.setdefault(table, []).append(name)
-    return out
+    """Table name -> the experiments that fill it, in the order they run (rnnbench.campaign.definitions)."""
+    from rnnbench.campaign.definitions import BENCHMARKS, experiments_of
+    from rnnbench.campaign.definitions import tables as names
+
+    return {name: experiments_of(name) for name in names() if name not in BENCHMARKS}
 
 
 def table_description(table: str, members: list[str]) -> str:
@@ -180,7 +180,7 @@ def rows(kind: str, root: Path) -> list[tuple[str, str, str]]:
                         + description(conf_dir() / "experiment" / f"{name}.yaml")))
         return out
     out = []
-    for table, members in sorted(tables().items()):
+    for table, members in tables().items():  # in the papers' order (Table 2 before Table 10)
         statuses = [experiment_data(m, root) for m in members]
         here = sum(s.present is True for s in statuses)
         data = "here" if here == len(statuses) else "missing" if not here else f"partly ({here} of {len(statuses)} experiments)"

@@ -1,10 +1,10 @@
-"""``rnnbench table``, ``rnnbench claims`` and ``rnnbench sanity``: the repository scripts that
-build the paper tables, the claims ledger and the sanity gate, run from the command.
+"""``rnnbench table``, ``rnnbench claims`` and ``rnnbench sanity``: the paper tables, the claims
+ledger and the sanity gate, run from the command.
 
-They live in ``scripts/`` of a checkout (not in an installed wheel), and are loaded from
-there by path. ``rnnbench table NAME`` runs every experiment whose config names the table
-(``table.name``) through ``scripts/make_table.py``; a Makefile target that runs a subset of a
-table first (``make table-odyssey-1``, ``make table-fhe-2-small``) stays the way to do that.
+``rnnbench table NAME`` is the campaign library's ``make_table`` (rnnbench.campaign): every
+experiment whose config names the table (``table.name``), ``--only`` some of them. The claims
+ledger and the sanity gate's command, and RCRN Table 10's benchmark, are scripts of a checkout
+(``scripts/``, not in an installed wheel), loaded from there by path.
 """
 from __future__ import annotations
 
@@ -17,15 +17,19 @@ from pathlib import Path
 from rnnbench.errors import ConfigError
 
 TABLE_HELP = """Regenerate a paper table: run what is missing of the sweep of every experiment that fills it
-(their configs' table.name), under the comparison protocol, then write results/NAME.{md,tex,csv}.
-Finished runs are skipped and interrupted ones resume: stop and start it again at will.
+(their configs' table.name, in their table.order), under the comparison protocol, then write
+results/NAME.{md,tex,csv}. Finished runs are skipped and interrupted ones resume: stop and start
+it again at will. Experiments with table.not_run (rows out of a CPU budget's reach) run only
+when named with --only.
 
   rnnbench table rcrn_table5 --plan      run nothing: the runs finished and to run, with CPU hours estimated
   rnnbench table rcrn_table5             run what is missing, then write the table
   rnnbench table rcrn_table5 --no-run    only assemble the table from finished (and committed) runs
   rnnbench table rcrn_table5 --set paths.runs_dir=/tmp/r    an extra override for every run
+  rnnbench table lstm_odyssey_table1 --only lstm_odyssey_table1_large    one experiment of the table
+  rnnbench table fhe_table2 --part small      only the CPU-sized rows (table.part), then the whole table
 
-`rnnbench list tables` names the tables; a table's experiments run one after the other, in name order."""
+`rnnbench list tables` names the tables (NAME may also be the short form: rcrn-5, odyssey-1; fhe-2-small for a part)."""
 CLAIMS_HELP = """Write results/claims.md, the claims ledger: every paper claim with our number, its interval and a
 verdict, decided on the committed evidence (results/<table>.csv) only; nothing is trained."""
 SANITY_HELP = """Run the sanity gate, scripts/sanity.py of a checkout, with these arguments as they are: checks
@@ -41,9 +45,14 @@ def add_parser(verbs, verb: str, summary: str) -> None:
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--plan", action="store_true", help="run nothing: list the runs finished and to run, with CPU hours")
         mode.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
+        parser.add_argument("--only", nargs="+", default=None, metavar="EXPERIMENT",
+                            help="run only these experiments of the table (a row left out of the campaign runs when named)")
+        parser.add_argument("--part", default=None, help="run only the experiments of this part of the table (table.part: small, large)")
         parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then")
         parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                             help="an extra Hydra override for every run (repeatable)")
+        parser.add_argument("--skip-sanity", action="store_true",
+                            help="start runs of rows that fail the sanity gate (docs/sanity.md); the table says so")
         parser.set_defaults(run=table)
     elif verb == "claims":
         parser = verbs.add_parser(verb, help=summary, description=CLAIMS_HELP, formatter_class=raw)
@@ -70,22 +79,21 @@ def load_script(name: str, needed_by: str):
     return module
 
 
-def table_experiments(name: str) -> list[str]:
-    """The experiments whose config names table ``name``; one error line naming the tables if none does."""
-    from rnnbench.commands.listing import tables
-
-    known = tables()
-    if name not in known:
-        raise ConfigError(f"no experiment config fills a table {name!r}; the tables: {', '.join(sorted(known))}")
-    return known[name]
-
-
 def table(args) -> int:
-    experiments = table_experiments(args.name)
-    argv = [*experiments, *(["--plan"] if args.plan else []), *(["--no-run"] if args.no_run else []),
-            *(["--until", args.until] if args.until else []), *[f"--set={o}" for o in args.overrides]]
-    print(f"table {args.name}: {len(experiments)} experiment{'s' * (len(experiments) > 1)} ({', '.join(experiments)})", flush=True)
-    return load_script("make_table", "rnnbench table").main(argv)
+    """The campaign library's ``make_table`` (the engine scripts/make_table.py is the command line of)."""
+    from rnnbench.campaign import definitions
+    from rnnbench.campaign.make import NO_RUN, PLAN, RUN, make_table
+
+    name, part = definitions.resolve(args.name)
+    if name in definitions.BENCHMARKS:  # measured by a script of the checkout, not trained
+        return load_script(Path(definitions.BENCHMARKS[name]).stem, "rnnbench table").main([])
+    part = args.part or part
+    running = definitions.to_run(name, args.only, part)
+    print(f"table {name}: {len(definitions.experiments_of(name))} experiment(s); "
+          f"{'planning' if args.plan else 'writing only' if args.no_run else 'running'} {', '.join(running)}", flush=True)
+    mode = PLAN if args.plan else NO_RUN if args.no_run else RUN
+    return make_table(name, only=args.only, mode=mode, until=args.until, overrides=args.overrides, skip_sanity=args.skip_sanity,
+                      part=part)
 
 
 def claims(args) -> int:

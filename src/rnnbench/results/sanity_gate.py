@@ -61,10 +61,9 @@ class Row:
 
 def committed_tables(results_dir: str | Path = "results") -> list[str]:
     """The tables with committed evidence (results/<table>.csv) that experiment configs fill."""
-    from rnnbench.compose import CONF_DIR
-    from rnnbench.experiments import _table_of  # one pass over the experiment files, not one per table
+    from rnnbench.campaign.definitions import all_experiments
 
-    filled = {_table_of(path) for path in (CONF_DIR / "experiment").glob("*.yaml")}
+    filled = {e.table for e in all_experiments()}
     return sorted(p.stem for p in Path(results_dir).glob("*.csv") if "." not in p.stem and p.stem in filled)
 
 
@@ -75,7 +74,7 @@ def table_rows(table: str, extra: list[str] = ()) -> list[Row]:
     if table == DEFAULT_TABLE:
         return [Row(table, None, enc) for enc in known_encoders()]
     built = set(known_encoders())
-    return [Row(table, exp, enc) for exp in experiments_of(table) for enc in sweep_of(exp, list(extra)) if enc in built]
+    return [Row(table, exp, enc) for exp in sorted(experiments_of(table)) for enc in sweep_of(exp, list(extra)) if enc in built]  # name order
 
 
 def by_priority(tables: list[str]) -> list[str]:

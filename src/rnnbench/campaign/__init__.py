@@ -1,0 +1,13 @@
+"""The campaign engine: a paper table's runs under the comparison protocol, and the table made from them.
+
+- ``definitions``: which experiment configs make a table, in which order (one definition per table);
+- ``jobs``: each run composed once into its config, and what is known of it (record, status);
+- ``rates``: each encoder's learning rate, chosen on its selection runs;
+- ``pricing``: CPU hours of what is left (``--plan``) and the ``--until`` deadline;
+- ``runner``: running what is missing, behind the sanity gate;
+- ``assemble``: the evidence rows, the footnotes and the written table;
+- ``make``: ``make_table``, all of the above as one call (``rnnbench table``, scripts/make_table.py).
+
+Submodules are imported where used (``from rnnbench.campaign.make import make_table``): the
+package itself imports nothing, so the configs' reader (``definitions``) stays cheap to load.
+"""

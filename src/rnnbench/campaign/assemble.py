@@ -1,0 +1,235 @@
+"""Assembling a table from its evidence: the rows of every finished run of its protocol (read from
+run folders, else kept from the committed CSV), the footnotes that say how they were obtained, and
+the rendered table (``write``)."""
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+
+from rnnbench.errors import RnnbenchError
+from rnnbench.experiments import claimed_parameter_counts
+from rnnbench.results import evidence, patience, protocol, report
+from rnnbench.results.identity import run_dir
+from rnnbench.results.records import PREDICTIONS, read_record
+from rnnbench.results.run_record import git_commit
+from rnnbench.results.openness import accuracy_vs_openness
+from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
+from rnnbench.campaign.jobs import job_config, with_status
+from rnnbench.campaign.rates import known_choice
+
+
+def left_out_rows(plans) -> dict[tuple[str, str | None], str]:
+    """(encoder, variant) -> the cell of a row its experiment leaves out of the campaign (``table.not_run``)."""
+    return {(enc, cfg.table.variant or None): str(cfg.table.not_run) for _, cfg, encoders in plans if cfg.table.not_run for enc in encoders}
+
+
+def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
+    """The evaluation of a finished run's checkpoint with reader ``overrides`` (evaluate.py's
+    record beside the run): read if it exists, else computed when ``allowed``."""
+    from rnnbench.inference import evaluate_run, existing_evaluation
+
+    done = existing_evaluation(record["run_dir"], "test", list(overrides))
+    if done is not None or not allowed:
+        return done
+    return evaluate_run(record["run_dir"], "test", list(overrides))[0]
+
+
+def collect(plans, extra: list[str], built: set[str], committed: evidence.CommittedEvidence,
+            run: bool = False) -> tuple[list[dict], list[dict]]:
+    """Evidence rows of every finished run of the plans' protocol, and per-item test scores
+    of the runs the table reports (the chosen learning rate). Columns of ``table.evaluated_columns``
+    come from evaluating the reported runs' checkpoints (computed only when ``run``). A run
+    without its folder here contributes its committed rows."""
+    rows, items = [], []
+    for experiment, cfg, encoders in plans:
+        table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
+        mapping = column_metrics(cfg.table, cfg)
+        variant = cfg.table.variant or ""
+        for enc in encoders:
+            model = model_name(table, enc, variant or None)
+            lr, choice = known_choice(experiment, cfg, enc, extra, committed)  # one rate: a finished seed is reported before the others
+            jobs = protocol.choice_jobs(enc, cfg.table.protocol, cfg.trainer.lr, choice)
+            encoder_rows: list[dict] = []  # this encoder's rows in this experiment: they state its rate choice
+            if lr is not None:
+                jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
+            else:  # the choice waits on selection runs (a rate new to the grid): finals at any rate stay, unreported
+                jobs += [job for rate in protocol.grid(cfg.table.protocol, cfg.trainer.lr)
+                         for job in protocol.final_jobs(enc, cfg.table.protocol, rate)]
+            for job in jobs:
+                job_cfg = job_config(experiment, job, extra)
+                folder = run_dir(job_cfg)
+                record = read_record(folder)
+                is_reported = lr is not None and job.lr == lr
+                if record is None:
+                    columns = {*mapping, *(cfg.table.evaluated_columns or {})}
+                    kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
+                    encoder_rows += with_row_status(kept, committed.record(enc, folder.name, cfg.table.scale), job_cfg)
+                    items += kept_items
+                    continue
+                committed.use(enc, folder.name)  # its committed rows, if any, are these rows
+                record = with_status(record, job_cfg)  # a record made before the patience rule is judged by it
+                encoder_rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
+                predictions = Path(record["run_dir"]) / PREDICTIONS
+                scored = {column: (metric, predictions) for column, metric in mapping.items()}
+                for column, overrides in (cfg.table.evaluated_columns or {}).items() if is_reported else ():
+                    evaluation = evaluated(record, overrides, run)
+                    if evaluation is None:
+                        continue
+                    metric = str(cfg.table.metric)
+                    row = evidence.evidence_rows(record, model, variant, {column: metric}, cfg.table.scale, job.phase, True)[0]
+                    row.update(test=evaluation["metrics"][metric] * cfg.table.scale, dev="", dev_curve="",
+                               inference_seconds_per_example=evaluation["inference_seconds_per_example"])
+                    encoder_rows.append(row)
+                    scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
+                if is_reported:
+                    for column, (metric, path) in scored.items():
+                        scores = evidence.item_scores(path, metric) if path.exists() else None
+                        items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v * cfg.table.scale}
+                                  for i, v in (scores or {}).items()]
+            # The choice is stored with the evidence, so the table states it rather than re-deriving it.
+            rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else ""} for row in encoder_rows]
+    return rows, items
+
+
+def with_row_status(rows: list[dict], stand_in: dict | None, cfg) -> list[dict]:
+    """Committed rows with their run's ``status`` and ``majority`` filled in where they predate the
+    patience rule (judged from the run's committed dev curve: ``with_status``)."""
+    if stand_in is None or all(row.get("status") for row in rows):
+        return rows
+    judged = with_status(stand_in, cfg)
+    majority = judged.get("majority_baseline")
+    return [row if row.get("status") else {**row, "status": judged["status"], "majority": "" if majority is None else majority * cfg.table.scale}
+            for row in rows]
+
+
+def footnotes(plans, rows: list[dict]) -> list[str]:
+    """How our numbers were obtained: from the configs and the evidence rows."""
+    if not rows:
+        return ["No finished runs yet."]
+    # The embeddings described are those of the first experiment with runs (DCU Table 1: the
+    # CPU-sized "small" variant, not the paper-sized experiment listed first).
+    with_runs = [(name, cfg) for name, cfg, _ in plans if any(r["variant"] == (cfg.table.variant or "") for r in rows)] or [plans[0][:2]]
+    first = with_runs[0][1]
+    seeds = sorted({int(r["seed"]) for r in rows if r["reported"] == "yes"})
+    commits = sorted({r["commit"][:12] for r in rows})
+    hardware = sorted({f"{r['hardware']} ({r['device']})" for r in rows})
+    notes = [
+        f"Ours: test split, best epoch chosen on dev; embeddings {first.embedding.name} "
+        f"({'frozen' if (first.embedding.freeze if first.embedding.freeze is not None else first.task.get('freeze_embeddings')) else 'trained'}); "
+        + (f"reported seeds {', '.join(map(str, seeds))}." if seeds else "no reported runs yet (learning-rate selection runs only)."),
+        *protocol_notes(with_runs),
+        f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
+    ]
+    notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
+    return notes
+
+
+def protocol_notes(experiments) -> list[str]:
+    """The budget rule of the experiments with runs: one sentence when they share it (MZU Table
+    6's two domains), else one per experiment, named, so no table states a cap some runs did not have."""
+    def sentence(cfg) -> str:
+        t = cfg.trainer
+        return (protocol.describe(cfg.table.protocol, t.lr, t.epochs, t.patience, t.num_threads, str(cfg.task.select_metric),
+                                  patience.applies(cfg.task))
+                + (f" At most {t.max_batches} batches per epoch." if t.max_batches else "") + f" {t.optimizer}, batch {t.batch_size}.")
+
+    by_sentence: dict[str, list[str]] = {}
+    for name, cfg in experiments:
+        by_sentence.setdefault(sentence(cfg), []).append(name)
+    if len(by_sentence) == 1:
+        return list(by_sentence)
+    return [f"{', '.join(names)}: {text}" for text, names in by_sentence.items()]
+
+
+def stale_runs(plans, rows: list[dict]) -> list[str]:
+    """Finished runs filed under these experiments that the current configs no longer select
+    (another component version, data or config): listed so a reader knows they were left out."""
+    used = {r["run"] for r in rows}
+    stale = []
+    for experiment, cfg, encoders in plans:
+        for enc in encoders:
+            folder = Path(cfg.paths.runs_dir) / str(cfg.task.name) / enc
+            for done in sorted(folder.glob("*/record.json")) if folder.exists() else []:
+                if done.parent.name in used or not (done.parent / "done").exists():
+                    continue
+                try:
+                    if json.loads(done.read_text()).get("experiment") == experiment:
+                        stale.append(str(done.parent))
+                except ValueError:
+                    continue
+    return stale
+
+
+def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, built: set[str], run: bool,
+          skipped_sanity_notes: list[str]) -> int:
+    """Write the table of ``plans`` (every experiment of one table: (name, composed config, encoders))
+    under ``paths.results_dir``: its evidence CSV (finished runs, else their committed rows), its
+    parameter counts where a claim needs them, its markdown and LaTeX, and its figure. ``run``:
+    evaluate reported checkpoints whose evaluated columns are missing. Returns an exit status."""
+    first = plans[0][1]
+    name = first.table.name
+    out_dir = Path(first.paths.results_dir)
+    csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
+    # Assemble from whatever has finished now (a parallel copy may have finished more), through the
+    # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
+    try:
+        rows, items = collect(plans, overrides, built, committed, run=run)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    superseded, dropped = evidence.superseded_path(csv_path), []
+    if rows:
+        scope = {(column, cfg.table.variant or "") for _, cfg, _ in plans
+                 for column in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})]}
+        other_rows, other_items = committed.outside(scope)  # another experiment's columns: kept as committed
+        rows, items = rows + other_rows, items + other_items
+        evidence.write_csv(csv_path, rows)
+        if items:
+            evidence.write_items(items_path, items)
+        dropped = committed.unused()
+    elif csv_path.exists():
+        # Nothing matched: more likely another data folder (RNNBENCH_DATA) than a config change, so nothing is dropped.
+        print(f"no finished or committed run matches the current configs (is RNNBENCH_DATA the data the runs read?): "
+              f"rendering the committed evidence {csv_path} as it is")
+    counts = claimed_parameter_counts(name)  # a size claim's evidence, run or not (no file for other tables)
+    if counts:
+        evidence.write_parameter_counts(evidence.parameters_path(csv_path), counts, git_commit())
+    rows = evidence.read_csv(csv_path) if csv_path.exists() else []
+    items = evidence.read_items(items_path)
+    table = ours_only_table(first.table.caption) if first.table.caption else paper_table(name)
+    has_paper = not table.get("ours_only")
+    columns: list[str] = []
+    for _, cfg, _ in plans:
+        columns += [c for c in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})] if c not in columns]
+    metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table, cfg).values())
+    title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
+    notes = footnotes(plans, rows) + skipped_sanity_notes
+    stale = stale_runs(plans, rows)
+    if dropped:
+        evidence.record_superseded(superseded, committed.unused_rows(), datetime.datetime.now(datetime.timezone.utc).date().isoformat())
+        print(f"{len(dropped)} committed run(s) are no longer selected by the current configs (component versions, data or "
+              f"config): moved to {superseded}: {', '.join(dropped)}", flush=True)
+    note = evidence.superseded_note(superseded, rows)
+    if note:
+        notes.append(note)
+    if stale:
+        notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
+                     f"config than the current ones (re-run with make): {', '.join(stale)}.")
+    try:
+        md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
+                                first.table.protocol, str(first.task.select_metric), left_out_rows(plans))
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(md.read_text())
+    print(f"wrote {md}, {tex} and {csv_path}")
+    figure = first.table.openness_figure
+    if figure:
+        try:
+            print(f"wrote {accuracy_vs_openness(csv_path, out_dir / figure)}")
+        except RnnbenchError as exc:  # no FHE run with both columns yet: the table stands without its figure
+            print(f"no figure: {exc}")
+    return 0
+

@@ -1,0 +1,134 @@
+"""Which experiments make a table: one definition per table, the experiment configs themselves.
+
+A table's experiments are the configs under conf/experiment/ that name it (``table.name``,
+inherited from a parent experiment), in their ``table.order`` (ties in name order): the order
+they run in and the order of the table's columns. Those with ``table.not_run`` (rows out of
+this budget's reach, e.g. the LSTM-baseline paper's Large rows) are rendered but not run unless
+named with ``--only``. A table is asked for by its name (``rcrn_table5``) or by the short form
+of the Makefile (``rcrn-5``). Tables that come from a benchmark rather than from training runs
+(RCRN Table 10) are made by their script (``BENCHMARKS``).
+
+Names and order are read from the YAML files rather than composed: composing every experiment
+takes about 20 s, reading them a fraction of one. tests/test_campaign_definitions.py holds the
+reading to what composing gives.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from rnnbench.compose import CONF_DIR
+from rnnbench.errors import ConfigError
+
+# Tables made by a benchmark script, not by training runs: table -> the script (of a checkout).
+BENCHMARKS = {"rcrn_table10": "scripts/bench_cost.py"}
+# The short names of the Makefile's table targets: `make table-odyssey-1` is lstm_odyssey_table1.
+SHORT_NAMES = {"rcrn": "rcrn", "odyssey": "lstm_odyssey", "dcu": "dcu", "fhe": "fhe", "mzu": "mzu"}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    table: str | None
+    order: int
+    not_run: str  # why its rows are left out of the campaign; "" when they run
+    part: str  # the named subset it belongs to ("small", "large"), or ""
+
+    @property
+    def runs_by_default(self) -> bool:
+        return not self.not_run
+
+
+def _spec(path: Path) -> dict:
+    return yaml.safe_load(path.read_text()) or {}
+
+
+def _table_key(path: Path, key: str):
+    """An experiment file's ``table.<key>``, else its parent experiment's (``defaults: [<parent>, ...]``)."""
+    spec = _spec(path)
+    table = spec.get("table") or {}
+    if key in table:
+        return table[key]
+    for entry in spec.get("defaults") or []:
+        parent = CONF_DIR / "experiment" / f"{entry}.yaml" if isinstance(entry, str) else None
+        if parent is not None and parent.exists():
+            return _table_key(parent, key)
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def all_experiments() -> tuple[Experiment, ...]:
+    """Every experiment config, with the table it fills and its place there."""
+    found = []
+    for path in sorted((CONF_DIR / "experiment").glob("*.yaml")):
+        found.append(Experiment(path.stem, _table_key(path, "name") or None, int(_table_key(path, "order") or 0),
+                                str(_table_key(path, "not_run") or ""), str(_table_key(path, "part") or "")))
+    return tuple(found)
+
+
+def experiments_of(table: str) -> list[str]:
+    """The experiments that fill ``table``, in the order they run and are shown."""
+    members = [e for e in all_experiments() if e.table == table]
+    return [e.name for e in sorted(members, key=lambda e: (e.order, e.name))]
+
+
+def tables() -> list[str]:
+    """Every table an experiment fills, and every benchmark table, in name order (Table 2 before Table 10)."""
+    return sorted({e.table for e in all_experiments() if e.table} | set(BENCHMARKS), key=natural_key)
+
+
+def natural_key(name: str) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def table_name(name: str) -> str:
+    """A table's name from its name or its short form (``rcrn-5``, ``odyssey-1``); a clear error otherwise."""
+    return resolve(name)[0]
+
+
+def resolve(name: str) -> tuple[str, str | None]:
+    """(table, part) named by a table's name, its short form (``rcrn-5``), or the short form of a
+    part of it (``fhe-2-small``: FHE Table 2's experiments with ``table.part: small``); a clear
+    error otherwise."""
+    if name in tables():
+        return name, None
+    paper, _, rest = name.partition("-")
+    number, _, part = rest.partition("-")
+    if paper in SHORT_NAMES and number.isdigit():
+        full = f"{SHORT_NAMES[paper]}_table{number}"
+        if full in tables() and (not part or part in parts(full)):
+            return full, part or None
+        if full in tables():
+            raise ConfigError(f"{name}: {full} has no part {part!r}" + (f"; its parts: {', '.join(parts(full))}" if parts(full) else ""))
+    if name in {e.name for e in all_experiments()}:
+        raise ConfigError(f"{name} is an experiment, not a table: give its table "
+                          f"({next(e.table for e in all_experiments() if e.name == name)}), with --only {name} to run only it")
+    raise ConfigError(f"no table {name!r}: `rnnbench list tables` names them (e.g. rcrn_table5, or rcrn-5)")
+
+
+def parts(table: str) -> list[str]:
+    """The named parts of ``table`` (``table.part`` of its experiments)."""
+    return sorted({e.part for e in all_experiments() if e.table == table and e.part})
+
+
+def to_run(table: str, only: list[str] | None = None, part: str | None = None) -> list[str]:
+    """The experiments of ``table`` a campaign runs: those named in ``only`` (each must fill the
+    table), else those of ``part``, else every one not left out (``table.not_run``); a row left out
+    runs when named or when its part is asked for."""
+    members = experiments_of(table)
+    by_name = {e.name: e for e in all_experiments()}
+    if part:
+        chosen = [name for name in members if by_name[name].part == part]
+        if not chosen:
+            raise ConfigError(f"--part {part}: no experiment of {table} is in it; its parts: {', '.join(parts(table)) or 'none'}")
+        return chosen
+    if only:
+        unknown = [name for name in only if name not in members]
+        if unknown:
+            raise ConfigError(f"--only {', '.join(unknown)}: not an experiment of {table}; its experiments: {', '.join(members)}")
+        return [name for name in members if name in only]
+    return [name for name in members if by_name[name].runs_by_default]

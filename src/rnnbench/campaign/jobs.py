@@ -1,0 +1,95 @@
+"""A campaign's jobs: each run of a table's protocol composed once into its config, and what is
+known of it: its record (its run folder's, else its committed evidence's stand-in) and its status
+under the patience rule. Nothing here trains."""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+
+from omegaconf import OmegaConf
+
+from rnnbench.compose import compose_config
+from rnnbench.results import evidence, patience, protocol
+from rnnbench.results.identity import run_dir
+from rnnbench.results.records import read_record
+from rnnbench.training.checkpoint import LAST
+
+
+def job_config(experiment: str, job: protocol.Job, extra: list[str]):
+    """The run's config, composed once per process (``_composed``); a copy, so a caller that sets a
+    key changes no other caller's config."""
+    return copy.deepcopy(_composed(experiment, job, tuple(extra)))
+
+
+@functools.lru_cache(maxsize=None)
+def _composed(experiment: str, job: protocol.Job, extra: tuple[str, ...]):
+    # Interpolations (the data folder's RNNBENCH_DATA) stay unresolved here: resolved where they are read.
+    return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
+
+
+def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
+    """The job's record if it has run: its run folder's, else its committed evidence's stand-in,
+    with its ``status`` under the patience rule (``with_status``). A run whose status is "needs
+    re-run" is returned too (its dev score stands for the choice until it is re-run); ``ensure``
+    and ``--plan`` count it as not finished."""
+    cfg = job_config(experiment, job, extra)
+    folder = run_dir(cfg)
+    record = read_record(folder) or committed.record(job.encoder, folder.name, cfg.table.scale)
+    return None if record is None else with_status(record, cfg)
+
+
+def is_done(record: dict | None) -> bool:
+    """A finished run that need not run again (not one the patience rule would train further)."""
+    return record is not None and record.get("status") != patience.NEEDS_RERUN
+
+
+_MAJORITY: dict[str, float | None] = {}
+
+
+def majority_of(cfg) -> float | None:
+    """The dev split's majority-class score on the task's select metric (``patience.task_baseline``;
+    None where the rule does not apply), read once per task and data folder."""
+    if not patience.applies(cfg.task):
+        return None
+    key = json.dumps([OmegaConf.to_container(cfg.task.reader, resolve=True), str(cfg.task.select_metric), str(cfg.paths.data_dir)],
+                     sort_keys=True, default=str)
+    if key not in _MAJORITY:
+        from rnnbench.data.prepare import build_reader, load_splits
+
+        dev = load_splits(build_reader(cfg.task.reader), cfg.paths.data_dir, cfg.paths.cache_dir)["dev"]
+        _MAJORITY[key] = patience.task_baseline(cfg.task, dev)
+    return _MAJORITY[key]
+
+
+def with_status(record: dict, cfg) -> dict:
+    """The record (or committed stand-in) with ``status`` and ``majority_baseline``: its own where
+    it was made under the patience rule, else judged from its dev curve against the dev split's
+    majority-class score (``patience.outcome``; "" where it has no curve of the select metric)."""
+    if record.get("status"):
+        return record
+    select, lower = str(cfg.task.select_metric), cfg.task.get("select_mode", "max") == "min"
+    majority = majority_of(cfg)
+    if record.get("committed"):  # curves as committed: table units, six significant digits
+        curve, cap = record.get("dev_curves", {}).get(select, []), record.get("epoch_cap")
+        baseline = None if majority is None else evidence.curve_baseline(majority, cfg.table.scale)
+    else:
+        curve, cap = [h.get(f"dev_{select}") for h in record.get("history", [])], record["config"]["trainer"]["epochs"]
+        baseline = majority
+    status = patience.outcome(curve, baseline, int(record["epochs_run"]), int(cap), lower) if curve and cap not in (None, "") else ""
+    return {**record, "status": status, "majority_baseline": majority}
+
+
+def jobs_of(base, enc: str, lr: float | None, choice: protocol.RateChoice | None) -> tuple[int, list[protocol.Job]]:
+    """The protocol's run count for one encoder of an experiment (``base``) and its jobs known so
+    far, for a known rate and choice (``rates.protocol_jobs``)."""
+    # One rate: the final runs are known (and may have finished) before the selection runs have.
+    jobs = protocol.choice_jobs(enc, base.table.protocol, base.trainer.lr, choice)
+    finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
+    return len(jobs) + len(finals), [*jobs, *(finals if lr is not None else [])]
+
+
+def started_runs(experiment: str, unfinished: list[protocol.Job], extra: list[str]) -> int:
+    """How many of the ``unfinished`` jobs were interrupted with their progress saved (a run folder
+    with a checkpoint): they resume where they stopped, so --plan says so."""
+    return sum(1 for j in unfinished if (run_dir(job_config(experiment, j, extra)) / LAST).exists())

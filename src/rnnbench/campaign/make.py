@@ -1,0 +1,75 @@
+"""``make_table``: a paper table in one call. Run what is missing of its experiments' protocol (or
+only price it, or run nothing), then write the whole table from every experiment that fills it.
+
+Finished runs are skipped and interrupted ones resume, so the call can be stopped and made again
+at will; runs whose evidence is committed (results/<table>.csv) count as finished, so a campaign
+goes on later, or on another machine, without the run folders. Two processes side by side share
+the work (each skips the runs the other holds).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rnnbench.campaign import assemble, definitions, pricing, runner
+from rnnbench.compose import compose_config
+from rnnbench.encoders.build import known_encoders
+from rnnbench.errors import RnnbenchError
+from rnnbench.experiments import sweep_of
+from rnnbench.results import evidence
+
+RUN, PLAN, NO_RUN = "run", "plan", "no-run"
+
+
+def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until: str | None = None,
+               overrides: list[str] = (), skip_sanity: bool = False, part: str | None = None) -> int:
+    """Make ``table`` (its name or short form: ``rcrn-5``; ``fhe-2-small`` names a part): ``mode``
+    RUN trains what is missing of its experiments (``only`` these, else those of ``part``, else
+    every one not left out: ``definitions.to_run``), PLAN
+    prints the runs finished and to run with their CPU hours and stops, NO_RUN trains nothing;
+    then the table is written from all its experiments. ``until`` (HH:MM): start a run only if it
+    is expected to end by then. Returns an exit status; errors are one line on stderr."""
+    try:
+        name, named_part = definitions.resolve(table)
+        if name in definitions.BENCHMARKS:
+            raise RnnbenchError(f"{name} is measured, not trained: run {definitions.BENCHMARKS[name]}")
+        running = definitions.to_run(name, only, part or named_part)
+        overrides = list(overrides)
+        built = set(known_encoders())
+        # Each experiment composed once: its config and the encoders of its sweep that exist.
+        plans = [(experiment, compose_config([f"experiment={experiment}", *overrides]),
+                  [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in definitions.experiments_of(name)]
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    pricing.DEADLINE.at = pricing.parse_until(until) if until else None
+    runner.SANITY.skip = skip_sanity
+    first = plans[0][1]
+    pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
+    out_dir = Path(first.paths.results_dir)
+    csv_path = out_dir / f"{name}.csv"
+    committed = evidence.CommittedEvidence(csv_path, out_dir / f"{name}.items.csv.gz")
+    # Said up front: a results_dir without the committed CSV (a scratch folder) means every
+    # committed run is trained again.
+    if committed.by_run:
+        print(f"committed evidence: {len(committed.by_run)} runs in {csv_path}", flush=True)
+    else:
+        why = "has no rows" if committed.found else "not found"
+        print(f"committed evidence: none ({csv_path} {why}): every run of the protocol is trained here", flush=True)
+    to_run = [plan for plan in plans if plan[0] in running]
+    if mode == PLAN:
+        try:
+            pricing.print_plan(pricing.plan(to_run, overrides, committed))
+        except RnnbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    if mode == RUN:
+        if pricing.DEADLINE.at is not None:
+            runner.note_finished_runs(plans, overrides, committed)
+        for experiment, base, encoders in to_run:
+            code = runner.run_missing(experiment, base, encoders, overrides, committed)
+            if code:
+                return code
+    return assemble.write(plans, overrides, committed, built, run=mode == RUN,
+                          skipped_sanity_notes=runner.SANITY.notes(plans, overrides))

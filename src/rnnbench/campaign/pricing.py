@@ -1,0 +1,213 @@
+"""What a campaign's runs cost: their CPU hours (``--plan``), and whether a run can end before a
+deadline (``--until``). Prices come from finished runs of the same model (and data), made on the
+same kind of device."""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import time
+
+from omegaconf import OmegaConf
+
+from rnnbench.results import evidence, protocol, report
+from rnnbench.campaign.jobs import finished, is_done, job_config, jobs_of, started_runs
+from rnnbench.campaign.rates import known_choice
+
+
+# Trainer settings a run's duration does not depend on (the device kind is matched apart: same_device).
+UNPRICED_TRAINER_KEYS = ("lr", "device", "progress", "checkpoint_every")
+
+
+def cost_keys(cfg) -> tuple[str, str]:
+    """What a run's duration depends on besides its seed and learning rate, as two keys: the model
+    and how it trains (encoder, embedding, head, trainer settings), then that with the data (the
+    task's reader and files). Runs are priced from runs under the same second key, else under the
+    same first (another Amazon domain of RCRN Table 1: the same model on other data, which --plan
+    marks: the domains' training data differ up to 12-fold); never from another model: LSTM Table
+    2's Large 2-LSTM (hidden 360) was priced from the Baseline 2-LSTM's runs (hidden 120, a quarter
+    of its cost) because both are `2l_lstm`."""
+    parts = {k: OmegaConf.to_container(cfg[k], resolve=True) for k in ("encoder", "embedding", "task", "trainer")}
+    for k in UNPRICED_TRAINER_KEYS:
+        parts["trainer"].pop(k, None)
+    model = {**parts, "task": {"head": parts["task"].get("head")}}
+
+    def digest(value) -> str:
+        return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return f"{cfg.encoder.name} {digest(model)}", f"{cfg.encoder.name} {digest(parts)}"
+
+
+def cost_keys_of(experiment: str, base, encoder: str, extra: list[str]) -> tuple[str, str]:
+    """``cost_keys`` of an experiment's runs of ``encoder`` (its jobs differ in seed and rate only)."""
+    job = protocol.Job(encoder, int(base.table.protocol.seeds[0]), float(base.trainer.lr), "final")
+    return cost_keys(job_config(experiment, job, extra))
+
+
+def same_device(record: dict, device: str | None) -> bool:
+    """Whether a finished run (a record, or committed evidence's stand-in) was made on the kind
+    of device ``device`` ("cpu", "cuda"); True when either is unknown."""
+    made_on = record.get("hardware", {}).get("device") or record.get("device") or ""
+    return not device or not made_on or made_on.split(":")[0] == device
+
+
+class Deadline:
+    """Starts a run only if it is expected to end before ``at`` (epoch seconds; None: always).
+    Expected duration: the longest finished run under the same ``cost_keys`` (the same model and
+    data, else the same model) seen by this process or committed (epochs run x seconds per epoch,
+    plus its test pass), else the longest of any in the table, times ``MARGIN`` for the dev passes
+    and a busier machine. The first run starts. Its methods take ``cost_keys`` (or one string).
+    Only runs made on this process's kind of device count (``device``, "cpu" or "cuda"; None:
+    every run): a table filled partly on a borrowed GPU would otherwise price a CPU run at a GPU
+    run's minutes (RCRN Table 4: a 4-minute GPU run of 3l_bilstm takes an hour here)."""
+
+    MARGIN = 1.5
+
+    def __init__(self, at: float | None = None, device: str | None = None):
+        self.at = at
+        self.device = device
+        self.longest: dict[str, float] = {}
+        self.held_back: set[tuple] = set()  # jobs already reported as not started
+
+    def hold_back(self, experiment: str, job, keys) -> None:
+        """Say once that ``job`` is not started (a selection run is asked for again when the
+        final runs look up its encoder's learning rate)."""
+        key = (experiment, job.encoder, job.seed, job.lr)
+        if key not in self.held_back:
+            self.held_back.add(key)
+            print(f"not started: {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} would end after --until "
+                  f"(expected to end at {time.strftime('%H:%M', time.localtime(self.expected_end(keys)))})",
+                  flush=True)
+
+    def note(self, keys, record: dict) -> None:
+        if not same_device(record, self.device):
+            return  # another kind of device: its durations say nothing of this one's
+        if record.get("seconds_per_epoch") and record.get("epochs_run"):
+            took = record["seconds_per_epoch"] * record["epochs_run"] + (record.get("test_seconds") or 0.0)
+            for key in _as_keys(keys):
+                self.longest[key] = max(took, self.longest.get(key, 0.0))
+
+    def expected_end(self, keys) -> float | None:
+        known = [self.longest[k] for k in reversed(_as_keys(keys)) if k in self.longest]  # the most specific first
+        took = known[0] if known else max(self.longest.values(), default=None)  # else the table's longest run
+        return None if took is None else time.time() + took * self.MARGIN
+
+    def allows(self, keys) -> bool:
+        end = self.expected_end(keys)
+        return self.at is None or end is None or end <= self.at
+
+
+DEADLINE = Deadline()
+
+
+def _as_keys(keys) -> tuple[str, ...]:
+    return (keys,) if isinstance(keys, str) else tuple(keys)
+
+
+def device_kind(setting) -> str:
+    """"cuda" or "cpu": where a run with ``trainer.device`` = ``setting`` trains on the machine running this process."""
+    import torch
+
+    return "cuda" if str(setting) == "cuda" or (str(setting) == "auto" and torch.cuda.is_available()) else "cpu"
+
+
+def parse_until(text: str) -> float:
+    """``HH:MM`` (today, by the local clock; tomorrow if already past) as epoch seconds."""
+    try:
+        hour, minute = (int(part) for part in text.split(":"))
+        at = datetime.datetime.now().replace(hour=hour, minute=minute, second=0, microsecond=0)
+    except ValueError:
+        raise SystemExit(f"error: --until {text!r}: give a time as HH:MM, e.g. --until 17:30") from None
+    if at < datetime.datetime.now():
+        at += datetime.timedelta(days=1)
+    return at.timestamp()
+
+
+def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list[dict]:
+    """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
+    committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
+    finished runs of the same encoder in this experiment, else of runs elsewhere in the table
+    under the same ``cost_keys`` (the same model and data, else the same model), made on this kind
+    of device (``DEADLINE.device``)."""
+    lines, costs = [], {}
+    for experiment, base, encoders in plans:
+        for enc in encoders:
+            lr, choice = known_choice(experiment, base, enc, extra, committed)
+            total, jobs = jobs_of(base, enc, lr, choice)
+            records = [(j, finished(experiment, j, extra, committed)) for j in jobs]
+            done = [r for _, r in records if is_done(r)]
+            spent = [h for h in (cpu_hours(r, base.trainer.num_threads) for r in done) if h is not None]
+            keys = cost_keys_of(experiment, base, enc, extra)
+            for key in keys:
+                costs.setdefault(key, []).extend(spent)
+            lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
+                          "own": spent, "keys": keys, "left_out": str(base.table.not_run),
+                          "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
+                          "started": started_runs(experiment, [j for j, r in records if not is_done(r)], extra),
+                          "rerun": sum(1 for _, r in records if r is not None and not is_done(r)),
+                          "extension": None if choice is None or protocol.borrowed(base.table.protocol) else choice.pending})
+    fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
+    for line in lines:
+        model, data = line["keys"]
+        known = line["own"] or costs[data] or costs[model] or fallback[(line["encoder"], line["variant"], line["threads"])]
+        line["per_run"] = sum(known) / len(known) if known else None
+        # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
+        # the plan marks it, so the estimate is not read as this data's cost.
+        line["other_data"] = bool(known) and not (line["own"] or costs[data])
+        line["to_run"] = line["total"] - line["finished"]
+    return lines
+
+
+def cpu_hours(record: dict, threads: int) -> float | None:
+    """A finished run's CPU hours of training (a record or committed evidence's stand-in), or None
+    when it was made on another kind of device than ``DEADLINE.device`` or was not timed."""
+    if not (record.get("seconds_per_epoch") and record.get("epochs_run") and same_device(record, DEADLINE.device)):
+        return None
+    return report.run_cpu_hours(record["seconds_per_epoch"], record["epochs_run"], threads)
+
+
+def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tuple[str, str, int]]) -> dict:
+    """{(encoder, variant, threads): CPU hours of each of the table's committed runs of that encoder
+    and variant}: the price of last resort. A fresh machine (no run folders) asked to plan only
+    experiments with no finished run would otherwise price nothing (RCRN Table 1's ten larger Amazon
+    domains, with the six done ones committed)."""
+    costs = {key: [] for key in wanted}
+    for (encoder, run), rows in (committed.by_run.items() if committed else []):
+        for key in wanted:
+            if key[:2] == (encoder, rows[0].get("variant", "")):
+                hours = cpu_hours(committed.record(encoder, run, 1.0), key[2])
+                costs[key] += [] if hours is None else [hours]
+    return costs
+
+
+def print_plan(lines: list[dict]) -> None:
+    width = max([28, *(len(line["experiment"]) for line in lines)])
+    print(f"{'experiment':{width}} {'encoder':12} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
+    total, unknown = 0.0, []
+    for line in lines:
+        per_run = "?" if line["per_run"] is None else f"{line['per_run']:.2g}" + ("*" if line.get("other_data") else "")
+        rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
+        print(f"{line['experiment']:{width}} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}"
+              + ("  left out of the campaign (table.not_run): not in the total" if line.get("left_out") else "")
+              + (f"  {line['started']} of them started (they resume)" if line.get("started") else "")
+              + (f"  {line['rerun']} of them to re-run under the patience rule" if line.get("rerun") else "")
+              + (f"  grid extended past its edge to {line['extension']:g}: its selection runs are counted (if the choice "
+                 f"moves there, the final seeds run again)" if line.get("extension") is not None else ""))
+        if line.get("left_out"):
+            continue  # named here, so it would run; but the campaign's cost is without it
+        if line["per_run"] is None and line["to_run"]:
+            unknown.append(line["encoder"])
+        elif line["per_run"] is not None:
+            total += line["per_run"] * line["to_run"]
+    counted = [line for line in lines if not line.get("left_out")]
+    runs = sum(line["to_run"] for line in counted)
+    priced = sum(line["to_run"] for line in counted if line["per_run"] is not None)
+    # A total over some rows only must not read as the table's cost: say which runs it covers.
+    cost = (f"about {total:.1f} CPU h of training" if priced == runs else
+            f"about {total:.1f} CPU h of training for the {priced} priced" if priced else "no CPU estimate yet")
+    print(f"{runs} run(s) to run, {cost} (wall time per run is about 1.5 times its training "
+          f"time here: dev and test passes, a shared machine)"
+          + (f"; no finished run{' on ' + DEADLINE.device if DEADLINE.device else ''} to estimate "
+             f"{', '.join(sorted(set(unknown)))} from: run one first" if unknown else ""))
+    if any(line.get("other_data") and line["to_run"] and not line.get("left_out") for line in lines):
+        print("*: priced from the same model's runs on other data (another domain; with none here, the same "
+              "encoder's committed runs in the table); its cost scales with the size of this experiment's training data")

@@ -1,0 +1,111 @@
+"""Running a campaign: every missing run of a table's protocol, the paper's rows first, selection
+runs before the final seeds at the chosen rate; a run that cannot end before ``--until`` or whose
+row fails the sanity gate is not started. Two processes side by side share the work."""
+from __future__ import annotations
+
+import sys
+import time
+
+from rnnbench.errors import RnnbenchError, RunInProgress
+from rnnbench.results import evidence, protocol
+from rnnbench.results.identity import run_dir
+from rnnbench.results.records import DONE, RECORD, set_aside
+from rnnbench.results.sanity_gate import Gate
+from rnnbench.results.tables import ours_only_table, paper_table
+from rnnbench.run import train
+from rnnbench.campaign import pricing
+from rnnbench.campaign.jobs import finished, is_done, job_config
+from rnnbench.campaign.rates import chosen_lr, finished_runs
+from rnnbench.campaign.pricing import cost_keys, cost_keys_of
+
+SANITY = Gate()  # a row that fails its sanity checks starts no run (docs/sanity.md)
+
+
+def reopen(cfg) -> None:
+    """A run folder's record made before the patience rule, which would train the run further: set
+    aside, so the run resumes from its last checkpoint and goes on (``loop.apply_patience_rule``).
+    The runs index keeps the old record's line (one line per identity)."""
+    folder = run_dir(cfg)
+    if (folder / RECORD).exists():
+        aside = set_aside(folder / RECORD)
+        (folder / DONE).unlink(missing_ok=True)
+        print(f"re-running {folder}: early stopping ended it before its dev score beat the majority-class baseline, "
+              f"where patience now starts counting (its record moved to {aside.name if aside else 'nothing'})", flush=True)
+
+
+def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, committed: evidence.CommittedEvidence) -> dict | None:
+    """The job's record: read it, else train the run. A run locked by another process is
+    skipped (``wait=False``) or waited for (polling) until its record appears."""
+    cfg = job_config(experiment, job, extra)
+    while True:
+        record = finished(experiment, job, extra, committed)
+        key = cost_keys(cfg)
+        if is_done(record):
+            pricing.DEADLINE.note(key, record)
+            return record
+        if not pricing.DEADLINE.allows(key):
+            pricing.DEADLINE.hold_back(experiment, job, key)
+            return None
+        if not SANITY.allows(experiment, job.encoder, extra):
+            return None
+        if record is not None:  # made before the patience rule, which trains it further
+            reopen(cfg)
+        print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
+        try:
+            record = train(cfg)
+            pricing.DEADLINE.note(key, record)
+            return record
+        except RunInProgress as exc:  # a second `make table-...` is running it
+            if not wait:
+                print(f"skipped: {exc}", flush=True)
+                return None
+            time.sleep(20)
+
+
+def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvidence) -> None:
+    """Give ``--until`` every finished run of the table before any run starts: a run's length is
+    then known from its encoder's runs in all the experiments, not only in those visited so far
+    (RCRN Table 8: WikiQA's 3l_bilstm runs take 30 minutes; its attentive-pooling experiment,
+    listed first, would otherwise start one on the estimate of a 10-minute bilstm run)."""
+    for experiment, base, encoders in plans:
+        for enc in encoders:
+            key = cost_keys_of(experiment, base, enc, extra)
+            for record in finished_runs(experiment, base, enc, extra, committed)[1]:
+                pricing.DEADLINE.note(key, record)
+
+
+def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
+    """The sweep's encoders in two groups, the paper's own rows, then our extra baselines: a
+    group's runs all come before the next group's, so that when the work stops before the
+    table is complete, what it did run is what the claims need."""
+    table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
+    in_paper = {row.get("encoder") for row in table.get("rows", [])}
+    groups = [[enc for enc in encoders if enc in in_paper], [enc for enc in encoders if enc not in in_paper]]
+    return [group for group in groups if group]
+
+
+def run_missing(experiment: str, base, encoders: list[str], extra: list[str], committed: evidence.CommittedEvidence) -> int:
+    """Run the protocol, group by group (the paper's rows, then ours): every selection run of
+    the group first (two copies of this script share them), then per encoder the remaining
+    seeds at its chosen rate."""
+    try:
+        for group in paper_then_ours(base, encoders):
+            for enc in group:
+                for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
+                    ensure(experiment, job, extra, False, committed)
+            for enc in group:
+                # One rate: the same final runs whatever the selection runs score, so they start
+                # at once (a second worker starts them while the first runs the selection seeds).
+                lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+                if lr is None:
+                    # A selection run another process holds is waited for: the choice needs its score.
+                    lr, _ = chosen_lr(experiment, base, enc, extra, committed,
+                                      run=lambda exp, job: ensure(exp, job, extra, True, committed))
+                if lr is None:  # a selection run was not started (--until)
+                    continue
+                for job in protocol.final_jobs(enc, base.table.protocol, lr):
+                    ensure(experiment, job, extra, False, committed)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
