@@ -47,7 +47,7 @@ RUN = {
     "python train.py task=trec encoder=3l_bilstm": "python train.py task=trec encoder=3l_bilstm trainer=smoke paths.runs_dir={runs}",
     # that it is the table's run (same identity) is tests/results/test_identity.py's
     "python train.py task=trec encoder=bilstm seed=1": "python train.py task=trec encoder=bilstm seed=1 trainer=smoke paths.runs_dir={runs}",
-    "python scripts/make_table.py rcrn_table5 --plan": "python scripts/make_table.py rcrn_table5 --plan --set paths.runs_dir={runs}",
+    "rnnbench table rcrn_table5 --plan": "rnnbench table rcrn_table5 --plan --set paths.runs_dir={runs}",
 }
 # Commands that need the real data folder (the test is marked realdata and skipped without it).
 NEEDS_DATA = {"python train.py task=trec encoder=3l_bilstm", "python train.py task=trec encoder=bilstm seed=1"}
