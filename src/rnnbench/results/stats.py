@@ -24,6 +24,8 @@ and the test set (another sample of items scores them differently). ``Estimate``
 - ``seed_estimate``: the same without per-item scores (seconds, bits per character, a macro
   average over datasets, a log ratio of times): the paired t over seeds.
 - ``paired_t_interval``: the paired t interval over seeds, printed beside as a cross-check.
+- ``hierarchical_bootstrap``: the two-level bootstrap itself (seeds, then clusters within each),
+  a cross-check of ``two_level_estimate`` with random draws; not used for verdicts.
 - ``seeds_for_power``: the paired seeds that would give 80% power for a difference at the
   observed variances, or None where the test set's part alone keeps that out of reach.
 - ``sign_test``: a two-sided binomial sign test over paired units (e.g. datasets).
@@ -161,6 +163,31 @@ def two_level_estimate(a, b, clusters=None) -> Estimate | None:
     seed_var = seed_part * n_seeds
     df = _satterthwaite(seed_part, n_seeds, item_part, n_clusters)
     return Estimate(mean, math.sqrt(total), df, n_seeds, n_clusters, seed_var, item_part)
+
+
+def hierarchical_bootstrap(a, b, clusters=None, draws: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """The two-level bootstrap, as a cross-check of ``two_level_estimate``: (mean difference, its
+    standard error over ``draws`` resamples). Each draw resamples the seeds (pairs: both rows keep
+    their seed), then within each drawn seed the item clusters, both with replacement; a fixed
+    ``seed`` makes it repeatable. On simulated crossed designs (tests/results/test_stats.py) its
+    variance is 4-12% below the generating model's at 3-10 seeds (a bootstrap's (S - 1) / S at the
+    seed level), where the closed form is within a few percent; the ledger uses the closed form."""
+    a, b = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
+    if a.shape != b.shape:
+        raise ValueError(f"paired scores need the same seeds and items, got {a.shape} and {b.shape}")
+    d = a - b
+    n_seeds, n_items = d.shape
+    labels = np.arange(n_items) if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1]
+    n_clusters = int(labels.max()) + 1
+    totals = np.stack([np.bincount(labels, weights=row, minlength=n_clusters) for row in d])  # [seed, cluster]
+    sizes = np.bincount(labels, minlength=n_clusters).astype(float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(draws)
+    for i in range(draws):
+        drawn_seeds = rng.integers(0, n_seeds, n_seeds)
+        drawn_clusters = rng.integers(0, n_clusters, (n_seeds, n_clusters))
+        means[i] = totals[drawn_seeds[:, None], drawn_clusters].sum() / sizes[drawn_clusters].sum()
+    return float(d.mean()), float(means.std(ddof=1))
 
 
 def seeds_for_power(estimate: Estimate, effect: float, alpha: float, power: float = 0.8, most: int = 1000) -> int | None:
