@@ -692,3 +692,26 @@ def test_the_table_stores_the_chosen_rate_and_says_how_the_grid_was_extended(tmp
     assert {r["status"] for r in rows} == {"trained"} and {r["majority"] for r in rows} == {""}
     md = (tmp_path / "results" / "synthetic_span_copy.md").read_text()
     assert statement in md and "the grid extended one step past the edge the choice sits at" in md
+
+
+def test_the_plan_marks_a_row_the_sanity_gate_refuses_and_leaves_it_out_of_the_total(monkeypatch, capsys):
+    module = _module()
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+
+    class Gate:
+        def off(self):
+            return False
+
+        def known_failures(self, experiment, encoder, extra, base=None):
+            return ["memorisation: 78% after 300 steps"] if encoder == "mzu_cap" else []
+
+    from rnnbench.compose import compose_config
+
+    plans = [("mzu_table6_laptop", compose_config(["experiment=mzu_table6_laptop"]), ["bilstm", "mzu_cap"])]
+    lines = module.plan(plans, [], None, Gate())
+    assert [line["refused"] for line in lines] == [[], ["memorisation: 78% after 300 steps"]]
+    module.print_plan(lines)
+    out = capsys.readouterr().out
+    assert "refused by the sanity gate (memorisation: 78% after 300 steps): not in the total" in out
+    assert out.splitlines()[-1].startswith(f"{lines[0]['to_run']} run(s) to run")  # the refused row's runs are not counted

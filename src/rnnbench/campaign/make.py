@@ -59,7 +59,7 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
     to_run = [plan for plan in plans if plan[0] in running]
     if mode == PLAN:
         try:
-            pricing.print_plan(pricing.plan(to_run, overrides, committed))
+            pricing.print_plan(pricing.plan(to_run, overrides, committed, runner.SANITY))
         except RnnbenchError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

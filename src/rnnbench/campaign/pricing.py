@@ -122,12 +122,13 @@ def parse_until(text: str) -> float:
     return at.timestamp()
 
 
-def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list[dict]:
+def plan(plans, extra: list[str], committed: evidence.CommittedEvidence, gate=None) -> list[dict]:
     """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
     committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
     finished runs of the same encoder in this experiment, else of runs elsewhere in the table
     under the same ``cost_keys`` (the same model and data, else the same model), made on this kind
-    of device (``DEADLINE.device``)."""
+    of device (``DEADLINE.device``). ``gate`` (the runner's sanity gate): rows its cached verdicts
+    refuse are marked, and left out of the total."""
     lines, costs = [], {}
     for experiment, base, encoders in plans:
         for enc in encoders:
@@ -144,6 +145,7 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence) -> list
                           "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
                           "started": started_runs(experiment, [j for j, r in records if not is_done(r)], extra),
                           "rerun": sum(1 for _, r in records if r is not None and not is_done(r)),
+                          "refused": [] if gate is None or gate.off() else gate.known_failures(experiment, enc, extra, base),
                           "extension": None if choice is None or protocol.borrowed(base.table.protocol) else choice.pending})
     fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
     for line in lines:
@@ -190,15 +192,17 @@ def print_plan(lines: list[dict]) -> None:
               + ("  left out of the campaign (table.not_run): not in the total" if line.get("left_out") else "")
               + (f"  {line['started']} of them started (they resume)" if line.get("started") else "")
               + (f"  {line['rerun']} of them to re-run under the patience rule" if line.get("rerun") else "")
+              + (f"  refused by the sanity gate ({'; '.join(line['refused'])}): not in the total; --skip-sanity runs it"
+                 if line.get("refused") else "")
               + (f"  grid extended past its edge to {line['extension']:g}: its selection runs are counted (if the choice "
                  f"moves there, the final seeds run again)" if line.get("extension") is not None else ""))
-        if line.get("left_out"):
+        if line.get("left_out") or line.get("refused"):
             continue  # named here, so it would run; but the campaign's cost is without it
         if line["per_run"] is None and line["to_run"]:
             unknown.append(line["encoder"])
         elif line["per_run"] is not None:
             total += line["per_run"] * line["to_run"]
-    counted = [line for line in lines if not line.get("left_out")]
+    counted = [line for line in lines if not line.get("left_out") and not line.get("refused")]
     runs = sum(line["to_run"] for line in counted)
     priced = sum(line["to_run"] for line in counted if line["per_run"] is not None)
     # A total over some rows only must not read as the table's cost: say which runs it covers.

@@ -240,6 +240,14 @@ class Gate:
             self.decided[memo] = allowed
         return self.decided[memo]
 
+    def known_failures(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> list[str]:
+        """The failed checks of the row's cached or committed verdict ([] when it passes or is not
+        checked yet; nothing is checked here)."""
+        cfg = row_config(Row("", experiment, encoder), extra, base)
+        key = row_key(cfg)
+        entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
+        return list(entry["failures"]) if entry and entry["status"] == FAIL else []
+
     def notes(self, plans, extra: list[str]) -> list[str]:
         """Table notes: rows started with the gate off, and rows whose known verdict is a failure
         (their runs, if any, were made with --skip-sanity or before the gate)."""
@@ -252,11 +260,9 @@ class Gate:
             notes.append(f"Runs of {rows} were started on {today} without the sanity gate (--skip-sanity).")
         for experiment, base, encoders in plans:
             for encoder in encoders:
-                cfg = row_config(Row("", experiment, encoder), extra, base)
-                key = row_key(cfg)
-                entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
-                if entry and entry["status"] == FAIL:
-                    notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(entry['failures'])}; "
+                failures = self.known_failures(experiment, encoder, extra, base)
+                if failures:
+                    notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(failures)}; "
                                  f"results/{MARKDOWN}): its runs were made with --skip-sanity or before the gate.")
         return notes
 
