@@ -9,6 +9,8 @@ not built yet say so.
 """
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -35,7 +37,17 @@ def paper_table(name: str) -> dict:
     if not path.exists():
         known = sorted(p.stem for p in REGISTRY.glob("*.yaml"))
         raise KeyError(f"no paper table {name!r}; known: {', '.join(known)}")
-    return yaml.safe_load(path.read_text())
+    stat = path.stat()
+    # A copy: callers may change what they get, and must not change what the next caller reads.
+    return copy.deepcopy(_parsed(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(path: str, mtime_ns: int, size: int) -> dict:
+    """One YAML parse per registry file and version: the ledger asks for a table's registry once
+    per claim (its paper numbers, item unit, stand-ins), and parsing it each time was a large part
+    of the report's time. The file's path, mtime and size are the key, so an edited file is read again."""
+    return yaml.safe_load(Path(path).read_text())
 
 
 def ours_only_table(caption: str) -> dict:
