@@ -14,6 +14,7 @@ difference (or ratio, for times), the rows' names as the paper prints them, the 
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,7 +143,7 @@ def _seeds_to_decide(interval: Span, seeds: int) -> int | None:
     return None
 
 
-def _would_decide(view: ClaimView, result) -> str:
+def _would_decide(view: ClaimView, result, experiments_of: Callable[[str], list[str]] = experiments_of) -> str:
     """What would decide the claim, in one or two sentences."""
     power = getattr(getattr(result, "decision", None), "power", "")
     if power:  # the ledger's own answer: paired seeds for 80% power at the paper's effect, and their price
@@ -195,7 +196,8 @@ def _intervals(result, factor: float) -> tuple[Span | None, str, Span | None, st
     return _span(t, factor), CONFIDENCE, _span(bootstrap, factor), "over test items (bootstrap)"
 
 
-def _view(table: str, registry: dict, result, rows: list[dict], device: str, csv_name: str | None) -> ClaimView:
+def _view(table: str, registry: dict, result, rows: list[dict], device: str, csv_name: str | None,
+          experiments_of: Callable[[str], list[str]] = experiments_of) -> ClaimView:
     claim = result.claim
     quantity = claim.get("quantity", "test")
     ratio = _is_ratio(result)
@@ -235,7 +237,7 @@ def _view(table: str, registry: dict, result, rows: list[dict], device: str, csv
         claimed_difference=claimed, verdict=result.verdict,
         p_value=getattr(decision, "p", None), p_adjusted=getattr(decision, "p_holm", None), p_fdr=getattr(decision, "p_bh", None),
         note="; ".join(n for n in (*guards, result.note) if n), counted=bool(result.counted), evidence_csv=csv_name)
-    view.would_decide = _would_decide(view, result)
+    view.would_decide = _would_decide(view, result, experiments_of)
     return view
 
 
@@ -296,7 +298,10 @@ def claim_views(results_dir: Path, status_of_table: Callable[[str], str] | None 
     as the ledger decides it, in the ledger's order, each table's claims on another device's
     evidence (``<table>_cuda.csv``) after its own. ``status_of_table(name)`` says why a table
     without evidence has none ("not run" or "data missing"; by default "not run")."""
-    return [_view(*decided) for decided in _decided(results_dir, status_of_table, tables)]
+    # A table's experiments are looked up once, not once for each of its claims (some 200 in all):
+    # a lookup may read every experiment config.
+    experiments = functools.cache(experiments_of)
+    return [_view(*decided, experiments) for decided in _decided(results_dir, status_of_table, tables)]
 
 
 def device_label(device: str) -> str:
