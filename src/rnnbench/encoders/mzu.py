@@ -35,9 +35,13 @@ Options (conf/encoder/mzu_sat.yaml, mzu_gcn.yaml, mzu_cap.yaml):
   share_transition     false (default) | true: transition cells reuse the first cell's weights
                        (the paper on Penn Treebank).
 
-Fixed by the paper or by necessity, not options: zone generation has no bias (eq. 4);
-layer norm is applied to M_h's output before the tanh (the paper only says it uses layer
-norm); GCN degrees are sums of absolute edge weights, since cosines can be negative.
+Fixed by the paper or by necessity, not options: zone generation has no bias (eq. 4); GCN
+degrees are sums of absolute edge weights, since cosines can be negative.
+
+Our choice, not the paper's (it says only that it applies layer normalisation): layer norm on
+M_h's output before the tanh. With capsule composition this placement makes the start chaotic
+(docs/encoders.md, "capMZU and the memorisation check"): the first author's public code puts it
+before the gate's sigmoid instead. Moving it would be a new version of the encoder.
 
 Initialisation (ours; the paper gives none): every weight matrix Glorot/Xavier uniform,
 U(+-sqrt(6 / (fan_in + fan_out))), each zone's and each capsule's matrix with its own
