@@ -40,7 +40,8 @@ degrees are sums of absolute edge weights, since cosines can be negative.
 
 Our choice, not the paper's (it says only that it applies layer normalisation): layer norm on
 M_h's output before the tanh. With capsule composition this placement makes the start chaotic
-(docs/encoders.md, "capMZU and the memorisation check"): the first author's public code puts it
+(docs/encoders.md, "capMZU and the memorisation check"); the first author's public code for an
+earlier deep-transition RNN (DTMT) puts it
 before the gate's sigmoid instead. Moving it would be a new version of the encoder.
 
 Initialisation (ours; the paper gives none): every weight matrix Glorot/Xavier uniform,
