@@ -9,6 +9,8 @@ paper's row names (``names``), never with internal keys.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import statistics
 import textwrap
@@ -19,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.ticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import mathtext  # noqa: E402
 
 from rnnbench.results import palette  # noqa: E402
 from rnnbench.results.evidence import dev_curve  # noqa: E402
@@ -27,6 +30,51 @@ PANEL_COLUMNS = 4  # small multiples: at most this many panels a row (RCRN Table
 PANEL_SIZE = (3.4, 2.5)  # inches of one panel
 
 
+# matplotlib caches a parsed math label ("$10^{0}$", a log axis's tick) per parser, and every
+# renderer has its own parser: each figure parses its labels anew, about four times each (layout,
+# the tight bounding box, the drawing), and parsing was about half of a log-scale plot's time.
+_PARSE_CACHED = mathtext.MathTextParser.__dict__.get("_parse_cached")
+_PARSE = getattr(_PARSE_CACHED, "__wrapped__", None)  # None where matplotlib changed this: no sharing, same figures
+_MATHTEXT_RC = sorted(k for k in matplotlib.rcParams if k.startswith("mathtext."))
+
+
+@functools.lru_cache(maxsize=1024)
+def _shared_parse(output_type: str, rc: tuple, *args):
+    """matplotlib's parse of (label, dpi, font, ...) for one output type; ``rc``: the mathtext
+    settings it reads, in the key so a changed setting is parsed again."""
+    return _PARSE(mathtext.MathTextParser("path" if output_type == "vector" else "agg"), *args)
+
+
+def _parse_cached(self, *args):
+    rc = tuple(str(matplotlib.rcParams[k]) for k in _MATHTEXT_RC)
+    return _shared_parse(self._output_type, rc, *args)
+
+
+@contextlib.contextmanager
+def _shared_math_parses():
+    """Within it, every renderer's math labels are parsed once per process: the same result
+    matplotlib computes, kept across figures (the report draws some 120)."""
+    cls = mathtext.MathTextParser
+    if _PARSE is None or cls.__dict__.get("_parse_cached") is not _PARSE_CACHED:  # unknown matplotlib, or already shared
+        yield
+        return
+    cls._parse_cached = _parse_cached
+    try:
+        yield
+    finally:
+        cls._parse_cached = _PARSE_CACHED
+
+
+def _sharing_math_parses(draw):
+    """``draw`` (a figure's layout or its writing) run under ``_shared_math_parses``."""
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with _shared_math_parses():
+            return draw(*args, **kwargs)
+    return wrapper
+
+
+@_sharing_math_parses
 def save(fig, path: Path, dpi: int = 90) -> Path:
     """Write ``fig`` as PNG or SVG (by the suffix), reproducibly, and close it."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,6 +108,7 @@ def _curves(rows: list[dict], column: str) -> dict[tuple[str, str], tuple[list[i
 MANY_ROWS = 4  # a one-column table with more rows than this gets one panel per row (LSTM-baseline Table 1)
 
 
+@_sharing_math_parses
 def learning_curves(rows: list[dict], columns: list[str], title: str, names: dict[tuple[str, str], str] | None = None):
     """Dev score per epoch of each reported row: the mean over seeds, the band from min to max.
 
@@ -117,6 +166,7 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, names: dic
     return fig
 
 
+@_sharing_math_parses
 def paired_differences(differences: list[float], seeds: list[int], interval: tuple[float, float, float] | None,
                        label: str, claimed: float | None = None, level: str = "95%",
                        second: tuple[str, tuple[float, float, float]] | None = None, colour: str = "#333333",
@@ -178,6 +228,7 @@ def paired_differences(differences: list[float], seeds: list[int], interval: tup
     return fig
 
 
+@_sharing_math_parses
 def time_against_length(series: dict[tuple[str, str], dict[int, float]], panels: list[str], title: str,
                         names: dict[tuple[str, str], str] | None = None, paper: dict[tuple[str, str], dict[int, float]] | None = None):
     """Time against sequence length, log-log, one panel per phase (``panels``, e.g. training and
