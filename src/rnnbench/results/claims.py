@@ -166,21 +166,21 @@ def _reported(rows: list[dict], name: str, column: str) -> dict[int, dict]:
             if r["encoder"] == encoder and r["variant"] == variant and r["dataset"] == column and r.get("reported") == "yes"}
 
 
-def _item_scores(items: list[dict], model_rows: dict[int, dict], seeds: list[int], column: str) -> dict[int, dict[str, float]] | None:
+def _item_scores(items: evidence.ItemScores, model_rows: dict[int, dict], seeds: list[int], column: str) -> dict[int, dict[str, float]] | None:
     """Seed -> item -> score of one row's runs, or None where a seed has none."""
     if not seeds:
         return None
     any_row = next(iter(model_rows.values()))
-    by_seed: dict[int, dict[str, float]] = {}
-    for it in items:
-        if it["dataset"] == column and it["model"] == any_row["model"] and it["variant"] == any_row["variant"] and it["seed"] in seeds:
-            by_seed.setdefault(it["seed"], {})[it["item"]] = it["score"]
+    scores = items.of(column, any_row["model"], any_row["variant"])
+    by_seed = {s: scores[s] for s in seeds if s in scores}
     return by_seed if set(by_seed) == set(seeds) else None
 
 
-def _two_level(table: str, items: list[dict], better: dict, worse: dict, seeds: list[int], column: str) -> stats.Estimate | None:
+def _two_level(table: str, items: list[dict] | evidence.ItemScores, better: dict, worse: dict, seeds: list[int],
+               column: str) -> stats.Estimate | None:
     """The difference over seeds and test items (the items both rows scored in every seed, in
     clusters of the table's ``item_unit``); None without per-item scores of every seed."""
+    items = evidence.grouped_items(items)
     a, b = _item_scores(items, better, seeds, column), _item_scores(items, worse, seeds, column)
     if a is None or b is None:
         return None
@@ -214,7 +214,7 @@ def _test(claim: dict, paper: tuple[float | None, float | None], quantity: str) 
     return verdicts.Hypothesis(verdicts.LOG_RATIO if ratio else verdicts.DIFFERENCE, direction, threshold, reference)
 
 
-def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confidence: float = 0.95,
+def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict] | evidence.ItemScores, confidence: float = 0.95,
              samples: int | None = None, counts: dict[str, tuple[int, str]] | None = None) -> ClaimResult:
     """The claim's evidence, decided alone (a family of one; the ledger decides it again with
     the paper's other claims). ``counts``: row -> (encoder parameters, experiment) read off the
@@ -222,12 +222,13 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confi
     ``confidence`` is the level of the paired t printed beside; ``samples`` is unused (the
     estimate is computed exactly) and kept for callers that pass a protocol's setting."""
     check_claim(claim, f"paper_numbers/{table}.yaml")
-    result = _evaluate(table, claim, rows, items, confidence, counts)
+    # Grouped once per claim here (once per table where the caller passes them grouped: the ledger).
+    result = _evaluate(table, claim, rows, evidence.grouped_items(items), confidence, counts)
     verdicts.decide([result])
     return result
 
 
-def _evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], confidence: float,
+def _evaluate(table: str, claim: dict, rows: list[dict], items: evidence.ItemScores, confidence: float,
               counts: dict[str, tuple[int, str]] | None) -> ClaimResult:
     column, quantity = claim["column"], claim.get("quantity", "test")
     paper = paper_values(table, claim)
@@ -235,7 +236,7 @@ def _evaluate(table: str, claim: dict, rows: list[dict], items: list[dict], conf
     if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
         datasets = macro_datasets(rows, claim)
         rows, note = with_macro_average(rows, column, claim)
-        items = []  # the macro average is over datasets, not items: the seeds and the sign test decide
+        items = evidence.ItemScores()  # the macro average is over datasets, not items: the seeds and the sign test decide
     column = _column(rows, claim, column)
     datasets = datasets or {column}
     better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)

@@ -195,6 +195,54 @@ def read_items(path: Path) -> list[dict]:
         return [{**r, "seed": int(r["seed"]), "score": float(r["score"])} for r in csv.DictReader(handle)]
 
 
+class ItemScores:
+    """Per-item test scores grouped by row: (dataset, model, variant) -> seed -> item -> score.
+
+    What a claim's estimate over test items reads. A table holds up to some 500,000 items and
+    has dozens of claims: looked up here, not scanned once per claim, and read without a dict
+    per item (``read_item_scores``). Callers read the dicts it returns; they do not change them."""
+
+    def __init__(self, items: list[dict] = ()):
+        self._rows: dict[tuple[str, str, str], dict[int, dict[str, float]]] = {}
+        for it in items:  # as read_items gives them, or written by hand (tests)
+            self._rows.setdefault((it["dataset"], it["model"], it["variant"]), {}).setdefault(it["seed"], {})[it["item"]] = it["score"]
+
+    def of(self, dataset: str, model: str, variant: str) -> dict[int, dict[str, float]]:
+        """Seed -> item -> score of one row's runs in one column; {} where it has none."""
+        return self._rows.get((dataset, model, variant), {})
+
+    def __bool__(self) -> bool:
+        return bool(self._rows)
+
+
+def grouped_items(items: list[dict] | ItemScores) -> ItemScores:
+    """``items`` grouped (``read_items``'s list), or as they are when grouped already."""
+    return items if isinstance(items, ItemScores) else ItemScores(items)
+
+
+def read_item_scores(path: Path) -> ItemScores:
+    """``read_items`` grouped by row, the same numbers (scores and seeds parsed alike)."""
+    scores = ItemScores()
+    if not path.exists():
+        return scores
+    with gzip.open(path, "rt", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            return scores
+        dataset, model, variant, seed, item, score = (header.index(f) for f in ("dataset", "model", "variant", "seed", "item", "score"))
+        last, of_seed = None, {}
+        for row in reader:
+            if not row:  # a blank line, as csv.DictReader skips it
+                continue
+            key = (row[dataset], row[model], row[variant], row[seed])
+            if key != last:  # the file is sorted by row and seed: one lookup per run, not per item
+                of_seed = scores._rows.setdefault(key[:3], {}).setdefault(int(key[3]), {})
+                last = key
+            of_seed[row[item]] = float(row[score])
+    return scores
+
+
 PARAMETER_FIELDS = ["row", "parameters", "experiment", "commit"]
 
 

@@ -78,7 +78,7 @@ def family_of(section: Section, result: claims_mod.ClaimResult) -> str:
     return f"{section.registry['paper'].upper()} {kind}"
 
 
-def table_results(name: str, claims: list[dict], rows: list[dict], items: list[dict], missing_status: str | None,
+def table_results(name: str, claims: list[dict], rows: list[dict], items: list[dict] | evidence.ItemScores, missing_status: str | None,
                   built: set[str], sizes: dict | None = None) -> list[claims_mod.ClaimResult]:
     """Each claim's evidence on one table's rows; a table without rows gives ``missing_status``
     (a size claim is still counted from ``sizes``, the configs' parameter counts)."""
@@ -372,7 +372,7 @@ def sections_of(results_dir: Path, status_of_table=None) -> list[Section]:
         registry = paper_table(name)
         csv_path = results_dir / f"{name}.csv"
         rows = evidence.read_csv(csv_path) if csv_path.exists() else []
-        items = evidence.read_items(results_dir / f"{name}.items.csv.gz")
+        items = evidence.read_item_scores(results_dir / f"{name}.items.csv.gz")  # grouped once for all the table's claims
         missing_status = (status_of_table(name) if status_of_table else verdicts.NOT_RUN) if not rows else None
         link = f"[{name}]({name}.md)" if (results_dir / f"{name}.md").exists() else name
         sizes = evidence.read_parameter_counts(evidence.parameters_path(csv_path))

@@ -278,7 +278,7 @@ def _decided(results_dir: Path, status_of_table, tables) -> list[tuple[str, dict
         registry = paper_table(table)
         csv_path = results_dir / f"{table}.csv"
         rows = evidence.read_csv(csv_path) if csv_path.exists() else []
-        items = evidence.read_items(results_dir / f"{table}.items.csv.gz")
+        items = evidence.read_item_scores(results_dir / f"{table}.items.csv.gz")
         missing_status = (status_of_table(table) if status_of_table else NOT_RUN) if not rows else None
         sizes = evidence.read_parameter_counts(evidence.parameters_path(csv_path))
         csv_name = csv_path.name if csv_path.exists() else None
