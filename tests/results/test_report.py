@@ -127,8 +127,18 @@ def test_a_row_stopped_at_its_cap_withholds_the_verdict_whichever_side_it_favour
 def test_runs_of_two_versions_of_one_component_are_refused(tmp_path):
     rows, items = _evidence(tmp_path)
     rows[0]["versions"] = json.dumps({"encoder": "X:2", "training": "1"})
-    with pytest.raises(report.MixedVersions, match="encoder rcrn.*X:2.*X:1"):
+    with pytest.raises(report.MixedVersions, match="encoder of row rcrn.*X:2.*X:1"):
         _render(tmp_path, rows, items)
+
+
+def test_two_rows_of_one_encoder_may_stand_at_two_versions(tmp_path):
+    """A version that depends on options (Res-V2's fix moves only the Res-V2 row): each row's runs at one version."""
+    rows, _ = _evidence(tmp_path)
+    for r in rows:
+        if r["encoder"] == "rcrn":
+            r["variant"] = "resv2" if r["seed"] in (1, "1", 2, "2") else ""
+            r["versions"] = json.dumps({"encoder": "X:3" if r["variant"] else "X:2"})
+    report.check_versions(rows)
 
 
 def test_runs_of_two_implementations_of_one_role_share_a_table(tmp_path):
@@ -138,8 +148,11 @@ def test_runs_of_two_implementations_of_one_role_share_a_table(tmp_path):
         reader = "rnnbench.data.wikiqa.WikiQAReader:1" if r["seed"] in (1, "1") else "rnnbench.data.trecqa.TrecQAReader:1"
         r["versions"] = json.dumps({**json.loads(r["versions"] or "{}"), "reader": reader})
     report.check_versions(rows)
-    rows[0]["versions"] = json.dumps({**json.loads(rows[0]["versions"]), "reader": "rnnbench.data.wikiqa.WikiQAReader:2"})
-    with pytest.raises(report.MixedVersions, match=r"reader \(rnnbench.data.wikiqa.WikiQAReader\)"):
+    first = rows[0]
+    other = next(r for r in rows if r is not first and (r["encoder"], r["variant"]) == (first["encoder"], first["variant"]))
+    for r, number in ((first, 2), (other, 1)):  # one row's runs at two versions of one reader
+        r["versions"] = json.dumps({**json.loads(r["versions"]), "reader": f"rnnbench.data.wikiqa.WikiQAReader:{number}"})
+    with pytest.raises(report.MixedVersions, match=r"reader of row .*\(rnnbench.data.wikiqa.WikiQAReader\)"):
         report.check_versions(rows)
 
 

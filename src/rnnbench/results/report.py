@@ -75,14 +75,18 @@ def untrained_lines(rows: list[dict]) -> list[str]:
 
 
 def check_versions(rows: list[dict]) -> None:
-    """Refuse a table whose reported runs of one component come from different versions.
+    """Refuse a table one of whose rows averages runs of one component at different versions.
 
     A version reads ``implementation:number``; two implementations of one role are two components
-    (RCRN Table 8's TrecQA and WikiQA readers), and only one implementation at two numbers is mixed."""
+    (RCRN Table 8's TrecQA and WikiQA readers), and only one implementation at two numbers is mixed.
+    The check is per row (encoder and variant): a component's version may depend on its options
+    (``version_for``: a fix to Res-V2 moves only the rows that use Res-V2), so two rows of one
+    encoder may stand at two versions, each row's runs at one."""
     seen: dict[str, dict[str, list[str]]] = {}
     for r in reported(rows):
+        row = r["encoder"] + (f" ({r['variant']})" if r.get("variant") else "")
         for component, version in json.loads(r["versions"] or "{}").items():
-            role = component if component != "encoder" else f"encoder {r['encoder']}"
+            role = f"{component} of row {row}"
             implementation = version.rpartition(":")[0]
             key = f"{role} ({implementation})" if implementation else role
             seen.setdefault(key, {}).setdefault(version, []).append(r["run"])
