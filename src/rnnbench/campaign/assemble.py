@@ -70,6 +70,9 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     continue
                 committed.use(enc, folder.name)  # its committed rows, if any, are these rows
                 record = with_status(record, job_cfg)  # a record made before the patience rule is judged by it
+                # Its files are where the record was read, whatever folder it was trained from (its
+                # run_dir may be relative to another working directory: --set paths.runs_dir=...).
+                record = {**record, "run_dir": str(folder)}
                 encoder_rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}

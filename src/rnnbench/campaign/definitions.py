@@ -43,7 +43,9 @@ class Experiment:
         return not self.not_run
 
 
+@functools.lru_cache(maxsize=None)
 def _spec(path: Path) -> dict:
+    # Read once: every key of every experiment walks its parents' files too. Callers only read it.
     return yaml.safe_load(path.read_text()) or {}
 
 
