@@ -47,10 +47,13 @@ def test_a_wheel_installed_in_a_fresh_venv_composes_configs_from_outside_the_rep
     module, confs, task, encoder, max_batches, encoders = out.stdout.split()
     assert Path(module).is_relative_to(site) and Path(confs) == site / "rnnbench" / "conf"
     assert (task, encoder, max_batches) == ("trec", "rcrn", "3") and int(encoders) == len(list((REPO / "conf" / "encoder").glob("*.yaml")))
-    # The rnnbench command ships in the wheel and reads the packaged configs; the verbs that run
-    # a checkout's scripts say, in one line, that an installed package has none.
+    # The rnnbench command ships in the wheel and reads the packaged configs; a table's campaign is
+    # the library (in the wheel); the verbs that run a checkout's scripts (RCRN Table 10's benchmark)
+    # say, in one line, that an installed package has none.
     listed = subprocess.run([str(python), "-m", "rnnbench", "list", "encoders"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines()[-1] == f"{int(encoders)} encoders"
     table = subprocess.run([str(python), "-m", "rnnbench", "table", "rcrn_table5", "--plan"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert table.returncode == 2 and table.stderr.count("\n") == 1 and "an installed package has no scripts/" in table.stderr
+    assert table.returncode == 0 and "rcrn_table5" in table.stdout and "run(s) to run" in table.stdout, table.stderr
+    bench = subprocess.run([str(python), "-m", "rnnbench", "table", "rcrn_table10"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert bench.returncode == 2 and bench.stderr.count("\n") == 1 and "an installed package has no scripts/" in bench.stderr

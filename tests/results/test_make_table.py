@@ -379,8 +379,14 @@ def test_a_domain_takes_its_rate_from_another_experiments_selection(real_data, t
     md = (tmp_path / "results" / "rcrn_table1.md").read_text()
     assert "learning rate as chosen on rcrn_table1_apparel" in md
 
+    # An override reaches every experiment of the table: one that does not compose is one error line too
     assert main(["rcrn_table1_apparel", *base, "--set", "+table.protocol.lr_from=rcrn_table1_apparel", "--no-run"]) == 2
-    assert "lr_from names the experiment itself" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an override does not compose" in err and "lr_from" in err
+    # Apparel made to borrow its own rate: the table's first experiment (MR) borrows from one that selects nothing
+    assert main(["rcrn_table1_apparel", *base, "--set", "++table.protocol.lr_from=rcrn_table1_apparel", "--no-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "lr_from=rcrn_table1_apparel must name an experiment of the same table" in err
 
 
 def test_the_plan_total_says_which_runs_it_prices(capsys):
@@ -715,3 +721,13 @@ def test_the_plan_marks_a_row_the_sanity_gate_refuses_and_leaves_it_out_of_the_t
     out = capsys.readouterr().out
     assert "refused by the sanity gate (memorisation: 78% after 300 steps): not in the total" in out
     assert out.splitlines()[-1].startswith(f"{lines[0]['to_run']} run(s) to run")  # the refused row's runs are not counted
+
+
+def test_an_experiment_borrowing_its_own_learning_rate_is_a_config_error():
+    from rnnbench.campaign.rates import chosen_lr
+    from rnnbench.compose import compose_config
+    from rnnbench.errors import ConfigError
+
+    base = compose_config(["experiment=rcrn_table1_apparel", "++table.protocol.lr_from=rcrn_table1_apparel"])
+    with pytest.raises(ConfigError, match="lr_from names the experiment itself"):
+        chosen_lr("rcrn_table1_apparel", base, "bilstm", [], None)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from hydra.errors import HydraException
+
 from rnnbench.campaign import assemble, definitions, pricing, runner
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
@@ -41,6 +43,10 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
                   [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in definitions.experiments_of(name)]
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except HydraException as exc:  # an override that does not compose with one of the table's experiments
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"error: {name}: an override does not compose with its experiments: {first_line}", file=sys.stderr)
         return 2
     pricing.DEADLINE.at = pricing.parse_until(until) if until else None
     runner.SANITY.skip = skip_sanity
