@@ -96,3 +96,11 @@ def test_svg_output_is_the_same_bytes_each_time(tmp_path):
 def test_the_palette_is_stable(encoder):
     assert palette.colour(encoder) == palette.colour(encoder)
     assert palette.colour(encoder).startswith("#")
+
+
+def test_coinciding_seeds_are_drawn_at_different_heights():
+    from rnnbench.results.figures import _stagger
+
+    levels = _stagger([-3.2, -1.4, -0.6, -0.4, -0.6])  # RCRN Table 5's seeds 3 and 5 coincide
+    assert levels[2] != levels[4] and levels[0] == levels[1] == levels[3] == 1  # lone dots on the line
+    assert len(set(_stagger([0.0, 0.0, 0.0]))) == 3

@@ -167,6 +167,17 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, names: dic
 
 
 @_sharing_math_parses
+def _stagger(xs: list[float], levels: int = 3) -> list[int]:
+    """A height level per dot: dots closer than 3% of the x range to the one before them (in x
+    order) step to the next level, so coinciding seeds and their labels stay apart."""
+    span = (max(xs) - min(xs)) or 1.0
+    out, previous, level = [0] * len(xs), None, 0
+    for i in sorted(range(len(xs)), key=lambda i: xs[i]):
+        level = (level + 1) % levels if previous is not None and xs[i] - previous < 0.03 * span else 1
+        out[i], previous = level, xs[i]
+    return out
+
+
 def paired_differences(differences: list[float], seeds: list[int], interval: tuple[float, float, float] | None,
                        label: str, claimed: float | None = None, level: str = "95%",
                        second: tuple[str, tuple[float, float, float]] | None = None, colour: str = "#333333",
@@ -183,7 +194,7 @@ def paired_differences(differences: list[float], seeds: list[int], interval: tup
     shown = (lambda x: f"{x:.3g}×") if ratio else (lambda x: f"{x:+.3g}")
     fig, ax = plt.subplots(figsize=(6.4, 2.3 if second else 2.0))
     y_dots, y_mean, y_second = 2.0, 1.0, 0.2
-    heights = [y_dots + 0.14 * ((i % 3) - 1) for i in range(len(differences))]  # staggered: close seeds stay apart
+    heights = [y_dots + 0.14 * (level - 1) for level in _stagger(differences)]  # close seeds stay apart
     ax.scatter(differences, heights, s=36, color=colour, alpha=0.8, zorder=3, edgecolor="white")
     if len(differences) <= 15:
         for x, y, seed in zip(differences, heights, seeds):
