@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from rnnbench.config import validate
 from rnnbench.errors import DiskFullError, OutputNotWritable, RunInProgress, RunInterrupted
 from rnnbench.results.identity import run_dir as run_dir_of
+from rnnbench.results.identity import run_identity
 from rnnbench.results.records import (DONE, RECORD, ensure_indexed, is_disk_full, is_partial, read_record, remove_temporaries,
                                       smoke_line, write_json_atomic)
 from rnnbench.training import checkpoint, distributed
@@ -86,7 +87,8 @@ def _follow(cfg: DictConfig, dist) -> tuple[str, dict]:
 
 def _train_outcome(cfg: DictConfig, say=say_flushed, before_training=lambda: None) -> tuple[str, dict]:
     validate(cfg)
-    run_dir = run_dir_of(cfg)
+    identity = run_identity(cfg)  # computed once: the folder's name and the record's identity
+    run_dir = run_dir_of(cfg, identity)
     record = read_record(run_dir, index=index_of(cfg), allow_smoke=True, say=say)
     if record is not None:
         say(f"already done: {run_dir} (test {record['test']})")
@@ -110,7 +112,7 @@ def _train_outcome(cfg: DictConfig, say=say_flushed, before_training=lambda: Non
         try:
             before_training()
             with checkpoint.deferred_interrupts():
-                record = fit(cfg, run_dir, say)
+                record = fit(cfg, run_dir, say, identity=identity)
             write_json_atomic(run_dir / RECORD, record)
             (run_dir / DONE).touch()  # written last: a record without it is not trusted
         except BaseException as exc:

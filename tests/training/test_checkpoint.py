@@ -113,3 +113,17 @@ def test_load_for_resume(tmp_path):
     checkpoint.save(tmp_path / checkpoint.LAST, model={}, state={})  # no optimizer, no rng
     assert checkpoint.load_for_resume(tmp_path, say=said.append) is None
     assert len(said) == 2 and "not a resumable checkpoint (no optimizer, rng)" in said[1]
+
+
+def test_a_run_computes_its_identity_once_for_its_folder_and_its_record(tmp_path, monkeypatch):
+    from rnnbench import run as run_module
+    from rnnbench.results import identity, run_record
+
+    calls = []
+    counted = lambda cfg: calls.append(1) or identity.run_identity(cfg)  # noqa: E731
+    monkeypatch.setattr(run_module, "run_identity", counted)
+    monkeypatch.setattr(run_record, "run_identity", lambda cfg: pytest.fail("the record computed the identity again"))
+    cfg = smoke_config(tmp_path, "task.reader.train_size=60", "task.reader.dev_size=30", "task.reader.test_size=30")
+    rec = train(cfg)
+    assert calls == [1] and rec["identity"] == identity.run_identity(cfg)
+    assert rec["run_dir"].endswith(rec["identity"][:12])

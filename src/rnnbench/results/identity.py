@@ -208,7 +208,8 @@ def run_identity(cfg: DictConfig) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def run_dir(cfg: DictConfig) -> Path:
-    """runs/<task>/<encoder>/s<seed>-<identity prefix>: readable, and unique by identity."""
-    ident = run_identity(cfg)
+def run_dir(cfg: DictConfig, identity: str | None = None) -> Path:
+    """runs/<task>/<encoder>/s<seed>-<identity prefix>: readable, and unique by identity
+    (``identity``: the run's, when the caller has computed it)."""
+    ident = identity or run_identity(cfg)
     return Path(cfg.paths.runs_dir) / str(cfg.task.name) / str(cfg.encoder.name) / f"s{cfg.seed}-{ident[:12]}"

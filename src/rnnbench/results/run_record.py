@@ -66,6 +66,7 @@ def build_record(
     cfg: DictConfig,
     run_dir: Path,
     *,
+    identity: str | None = None,
     device: torch.device,
     encoder_parameters: int,
     model_parameters: int,
@@ -89,7 +90,7 @@ def build_record(
 ) -> dict:
     """The record of a finished run, from plain values (see the module docstring)."""
     return {
-        "identity": run_identity(cfg),
+        "identity": identity or run_identity(cfg),  # the caller's, computed once for the run folder
         "versions": component_versions(cfg),
         "data_fingerprint": data_fingerprint(cfg),
         "run_dir": str(run_dir),

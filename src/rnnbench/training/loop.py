@@ -319,10 +319,11 @@ def _weights_digest(model: torch.nn.Module) -> str:
     return digest.hexdigest()[:16]
 
 
-def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None) -> dict:
+def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None, identity: str | None = None) -> dict:
     """Train one run in ``run_dir`` (resuming if it holds a checkpoint); return its record.
 
-    ``data`` lets a caller that runs many configs on one task prepare it once (tests).
+    ``data`` lets a caller that runs many configs on one task prepare it once (tests);
+    ``identity``: the run's identity where the caller computed it for ``run_dir`` (the record keeps it).
     """
     t = cfg.trainer
     if t.num_threads:
@@ -377,7 +378,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None)
     select = cfg.task.select_metric
     say(f"best epoch {state.best_epoch}: dev {select} {state.best:.4f}; test {select} {test.scores[select]:.4f}")
     return build_record(
-        cfg, run_dir, device=device, encoder_parameters=n_params, model_parameters=sum(p.numel() for p in model.parameters()),
+        cfg, run_dir, identity=identity, device=device, encoder_parameters=n_params, model_parameters=sum(p.numel() for p in model.parameters()),
         best_epoch=state.best_epoch, best_dev=state.best_dev, history=state.history, tokens=state.tokens, train_seconds=state.train_seconds,
         status=status, majority_baseline=baseline, test_scores=test.scores, test_stats=test.stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
         data={"train": len(splits["train"]), "dev": len(splits["dev"]), "test": len(splits["test"]), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
