@@ -83,6 +83,9 @@ def test_the_paired_difference_plot_marks_seeds_interval_zero_and_the_claim(tmp_
     path = figures.save(fig, tmp_path / "claim.svg")
     text = path.read_text()
     assert "<svg" in text and "RCRN − BiLSTM" in text and "Date" not in text
+    assert "95% interval" in text  # the interval's level is printed beside it
+    held = figures.save(figures.paired_differences([0.5, 0.5], [1, 2], (0.5, 0.1, 0.9), "a − b", level="99.83%"), tmp_path / "h.svg")
+    assert "99.83% interval" in held.read_text()
     assert figures.paired_differences([], [], None, "nothing") is None
 
 
@@ -102,5 +105,5 @@ def test_coinciding_seeds_are_drawn_at_different_heights():
     from rnnbench.results.figures import _stagger
 
     levels = _stagger([-3.2, -1.4, -0.6, -0.4, -0.6])  # RCRN Table 5's seeds 3 and 5 coincide
-    assert levels[2] != levels[4] and levels[0] == levels[1] == levels[3] == 1  # lone dots on the line
+    assert {levels[2], levels[4]} == {0, 1} and levels[0] == levels[1] == levels[3] == 1  # lone dots on the line
     assert len(set(_stagger([0.0, 0.0, 0.0]))) == 3

@@ -171,10 +171,11 @@ def _stagger(xs: list[float], levels: int = 3) -> list[int]:
     """A height level per dot: dots closer than 3% of the x range to the one before them (in x
     order) step to the next level, so coinciding seeds and their labels stay apart."""
     span = (max(xs) - min(xs)) or 1.0
-    out, previous, level = [0] * len(xs), None, 0
+    cycle = [1, 0, 2][:levels]  # the line, then below it (labelled below), then above it
+    out, previous, step = [0] * len(xs), None, 0
     for i in sorted(range(len(xs)), key=lambda i: xs[i]):
-        level = (level + 1) % levels if previous is not None and xs[i] - previous < 0.03 * span else 1
-        out[i], previous = level, xs[i]
+        step = step + 1 if previous is not None and xs[i] - previous < 0.03 * span else 0
+        out[i], previous = cycle[step % len(cycle)], xs[i]
     return out
 
 
@@ -194,11 +195,13 @@ def paired_differences(differences: list[float], seeds: list[int], interval: tup
     shown = (lambda x: f"{x:.3g}×") if ratio else (lambda x: f"{x:+.3g}")
     fig, ax = plt.subplots(figsize=(6.4, 2.3 if second else 2.0))
     y_dots, y_mean, y_second = 2.0, 1.0, 0.2
-    heights = [y_dots + 0.14 * (level - 1) for level in _stagger(differences)]  # close seeds stay apart
+    tiers = _stagger(differences)
+    heights = [y_dots + 0.2 * (tier - 1) for tier in tiers]  # close seeds stay apart
     ax.scatter(differences, heights, s=36, color=colour, alpha=0.8, zorder=3, edgecolor="white")
     if len(differences) <= 15:
-        for x, y, seed in zip(differences, heights, seeds):
-            ax.annotate(str(seed), (x, y), textcoords="offset points", xytext=(0, 5), ha="center", fontsize=6, color="#555555")
+        for x, y, seed, tier in zip(differences, heights, seeds, tiers):  # a label away from its neighbours: below the lower
+            ax.annotate(str(seed), (x, y), textcoords="offset points", xytext=(0, -10 if tier == 0 else 5), ha="center",
+                        fontsize=6, color="#555555")
     xs = list(differences)
     if interval is not None:
         mean, low, high = interval
