@@ -83,7 +83,13 @@ def test_make_table_starts_no_run_of_a_failing_row_unless_told_and_the_table_say
     base = compose_config(["experiment=synthetic_span_copy", *extra])
     notes = runner.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra)
     assert any("synthetic_span_copy: bilstm were started on" in n and "--skip-sanity" in n for n in notes)
-    assert any("fails the sanity gate (memorisation: 30% after 300 steps" in n for n in notes)
+    assert any("fails the sanity gate (memorisation: 30% after 300 steps" in n and "no run of it was started" in n for n in notes)
+    ran = [{"encoder": "bilstm", "variant": "", "dataset": next(iter(gate._columns(base)))}]
+    notes = runner.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra, ran)
+    assert any("fails the sanity gate" in n and "made with --skip-sanity or before the gate" in n for n in notes)
+    # the note follows from the verdict on record, not from whether this process has the gate on
+    monkeypatch.setenv(gate.GATE_ENV, "off")
+    assert any("fails the sanity gate" in n for n in runner.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra))
 
 
 def _entry(row: gate.Row, status: str, verdict: sanity.Verdict | None = None, key: str = "0123456789abcdef" * 4) -> dict:

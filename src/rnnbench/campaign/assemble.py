@@ -166,11 +166,12 @@ def stale_runs(plans, rows: list[dict]) -> list[str]:
 
 
 def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, built: set[str], run: bool,
-          skipped_sanity_notes: list[str]) -> int:
+          sanity) -> int:
     """Write the table of ``plans`` (every experiment of one table: (name, composed config, encoders))
     under ``paths.results_dir``: its evidence CSV (finished runs, else their committed rows), its
     parameter counts where a claim needs them, its markdown and LaTeX, and its figure. ``run``:
-    evaluate reported checkpoints whose evaluated columns are missing. Returns an exit status."""
+    evaluate reported checkpoints whose evaluated columns are missing; ``sanity``: the runner's
+    gate, whose notes on failing rows the table carries. Returns an exit status."""
     first = plans[0][1]
     name = first.table.name
     out_dir = Path(first.paths.results_dir)
@@ -208,7 +209,7 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
         columns += [c for c in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})] if c not in columns]
     metrics = dict.fromkeys(m for _, cfg, _ in plans for m in column_metrics(cfg.table, cfg).values())
     title = table_title(table, list(metrics), ", %" if first.table.scale == 100 else "")
-    notes = footnotes(plans, rows) + skipped_sanity_notes
+    notes = footnotes(plans, rows) + sanity.notes(plans, overrides, rows)
     stale = stale_runs(plans, rows)
     if dropped:
         evidence.record_superseded(superseded, committed.unused_rows(), datetime.datetime.now(datetime.timezone.utc).date().isoformat())

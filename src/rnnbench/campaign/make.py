@@ -78,4 +78,4 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
             if code:
                 return code
     return assemble.write(plans, overrides, committed, built, run=mode == RUN,
-                          skipped_sanity_notes=runner.SANITY.notes(plans, overrides))
+                          sanity=runner.SANITY)

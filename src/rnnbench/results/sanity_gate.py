@@ -248,23 +248,36 @@ class Gate:
         entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
         return list(entry["failures"]) if entry and entry["status"] == FAIL else []
 
-    def notes(self, plans, extra: list[str]) -> list[str]:
-        """Table notes: rows started with the gate off, and rows whose known verdict is a failure
-        (their runs, if any, were made with --skip-sanity or before the gate)."""
+    def notes(self, plans, extra: list[str], rows: list[dict] | None = None) -> list[str]:
+        """Table notes: rows started with the gate skipped, and rows whose verdict on record (cached,
+        or committed in results/sanity.md) is a failure, whether the gate is on or not: what the
+        table says follows from its evidence. ``rows``: the table's evidence rows, which tell a
+        failing row with runs (made with --skip-sanity or before the gate) from one without."""
         notes = []
-        if os.environ.get(GATE_ENV, "").lower() == "off":
-            return notes
         if self.unchecked:
-            rows = ", ".join(f"{e}: {enc}" for e, enc in sorted(self.unchecked))
+            started = ", ".join(f"{e}: {enc}" for e, enc in sorted(self.unchecked))
             today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-            notes.append(f"Runs of {rows} were started on {today} without the sanity gate (--skip-sanity).")
+            notes.append(f"Runs of {started} were started on {today} without the sanity gate (--skip-sanity).")
+        ran = {(r["encoder"], r.get("variant", ""), r.get("dataset", "")) for r in rows or []}
         for experiment, base, encoders in plans:
+            columns = [*_columns(base)]
             for encoder in encoders:
                 failures = self.known_failures(experiment, encoder, extra, base)
-                if failures:
-                    notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(failures)}; "
-                                 f"results/{MARKDOWN}): its runs were made with --skip-sanity or before the gate.")
+                if not failures:
+                    continue
+                has_runs = any((encoder, base.table.variant or "", column) in ran for column in columns)
+                what = ("its runs were made with --skip-sanity or before the gate" if has_runs
+                        else "no run of it was started")
+                notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(failures)}; "
+                             f"results/{MARKDOWN}): {what}.")
         return notes
+
+
+def _columns(base: DictConfig) -> list[str]:
+    """The table columns an experiment's runs fill (its evidence rows' ``dataset``)."""
+    from rnnbench.results.tables import column_metrics
+
+    return [*column_metrics(base.table, base), *(base.table.evaluated_columns or {})]
 
 
 # ---- results/sanity.md ---------------------------------------------------------------------------
