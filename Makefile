@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: help install run test test-fast table tables claims report browser sanity gpu-check clean
+.PHONY: help install run test test-fast table tables claims report browser wordnet sanity gpu-check clean
 
 help:  ## list targets, then every table (from the experiment configs: `rnnbench list tables`)
 	@grep -E '^[a-zA-Z0-9_%-]+:.*##' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 
 # tests/conftest.py sets the tests' environment (TRITON_INTERPRET, WANDB_MODE, offline hub).
 # --dist loadgroup: each task's smoke runs stay on one worker, which prepares its data once.
-test: $(STAMP) browser  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
+test: $(STAMP) browser wordnet  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs): ~2 min
@@ -54,6 +54,13 @@ browser:  ## install Debian's chromium-headless-shell for the report's browser t
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell >/dev/null; } || \
 	  echo "warning: could not install chromium-headless-shell (apt-get, as root); the report's browser test will fail, saying so"
 
+
+# Debian's WordNet 3.0 files, for nltk's METEOR (the fallback when Java is absent; tests/metrics/test_text.py),
+# installed with apt-get as root when absent. Not fatal: without them that test says why it cannot run.
+wordnet:  ## install Debian's WordNet files (wordnet-base, wordnet-sense-index) for the METEOR fallback, if absent
+	@test -f /usr/share/wordnet/data.noun || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base wordnet-sense-index >/dev/null; } || \
+	  echo "warning: could not install wordnet-base (apt-get, as root); the METEOR fallback test will skip, saying so"
 
 # A paper table: every experiment config that names it (table.name), one definition per table.
 # T=rcrn_table5 (or a short form: rcrn-5; fhe-2-small for a part), ARGS="--plan" or "--no-run" or "--only EXP".
