@@ -87,11 +87,6 @@ def natural_key(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def table_name(name: str) -> str:
-    """A table's name from its name or its short form (``rcrn-5``, ``odyssey-1``); a clear error otherwise."""
-    return resolve(name)[0]
-
-
 def resolve(name: str) -> tuple[str, str | None]:
     """(table, part) named by a table's name, its short form (``rcrn-5``), or the short form of a
     part of it (``fhe-2-small``: FHE Table 2's experiments with ``table.part: small``); a clear
