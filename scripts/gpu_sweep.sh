@@ -1,11 +1,15 @@
 #!/bin/bash
 # A table's sweep on a borrowed GPU machine, in one call: N make_table.py workers side by side on the GPU
 # (under MPS where it starts), stopped after STOP_AFTER seconds; the finished run folders (no checkpoints)
-# come back in $OUT as runs.tgz.* for `tar xzf` into RNNBENCH_RUNS on the machine that assembles
+# come back in $OUT as runs.tgz.* (with the sanity verdicts they made) for `tar xzf` into RNNBENCH_RUNS on the machine that assembles
 # the table. See docs/scaling.md, "A table's sweep on a borrowed GPU machine".
 #
 #   bash scripts/gpu_sweep.sh COMMIT EXPERIMENT...
+#   bash scripts/gpu_sweep.sh COMMIT lstm_odyssey_table2_large_bi_resv2:5 lstm_odyssey_table1_bi:10
 #
+# EXPERIMENT:K starts K of the workers at that experiment (the others start at the first); each worker then
+# goes through the whole list from there, so a long table's seeds start at once and a table whose final
+# seeds wait for its selection runs does not hold every worker.
 # COMMIT: the commit of the tree sent (the machine's copy of .git may be older, so git is pointed away from it
 # and RNNBENCH_COMMIT names the tree in the run records). DEVICE=cpu: a dry run of the same steps on a CPU.
 # Environment: N (workers, 15), STOP_AFTER (seconds, 540), PY (python3), CARRY (the folder sent beside the
@@ -16,7 +20,16 @@ set -u
 T0=$(date +%s)
 STOP=$((T0 + ${STOP_AFTER:-540}))
 COMMIT=$1; shift
-EXPERIMENTS="$*"
+EXPERIMENTS=""; STARTS=""  # STARTS: each worker's first experiment (its index in EXPERIMENTS), in worker order
+i=0
+for word in "$@"; do
+  exp=${word%%:*}; k=${word#"$exp"}; k=${k#:}
+  case "$k" in ''|*[!0-9]*) [ -z "$k" ] || { echo "error: $word: the number after ':' must be a whole number of workers"; exit 2; }; k=0;; esac
+  EXPERIMENTS="$EXPERIMENTS $exp"
+  for _ in $(seq 1 $k); do STARTS="$STARTS $i"; done
+  i=$((i + 1))
+done
+EXPERIMENTS=${EXPERIMENTS# }
 CARRY=${CARRY:-.gpu}; N=${N:-15}; DEVICE=${DEVICE:-cuda}; PY=${PY:-python3}
 DATA=${DATA:-/work/shared/data}; RUNS=${RUNS:-/work/runs}; CACHE=${CACHE:-/work/cache}
 echo "start $(date -u +%FT%TZ) commit $COMMIT: $EXPERIMENTS, $N workers, stop after ${STOP_AFTER:-540} s"
@@ -64,20 +77,25 @@ from rnnbench.compose import compose_config; from rnnbench.data.prepare import l
 cfg = compose_config(['experiment=$exp']); load_splits(build_reader(cfg.task.reader), cfg.paths.data_dir, cfg.paths.cache_dir)" 2>&1 | tr '\r' '\n' | grep -v '%|'
 done
 echo "workers start at +$(( $(date +%s) - T0 )) s"
-worker() {
-  for exp in $EXPERIMENTS; do
+worker() {  # worker number, the index of its first experiment
+  local list=($EXPERIMENTS)
+  local ordered="${list[*]:$2} ${list[*]:0:$2}"
+  for exp in $ordered; do
     local left=$((STOP - $(date +%s)))
     [ $left -gt 60 ] || break
     timeout -s INT -k 25 $left $PY scripts/make_table.py $exp --set trainer.device=$DEVICE >> /tmp/worker$1.log 2>&1
   done
 }
 pids=""
-for i in $(seq 1 $N); do worker $i & pids="$pids $!"; sleep 2; done
+starts=($STARTS)
+for i in $(seq 1 $N); do worker $i ${starts[$((i - 1))]:-0} & pids="$pids $!"; sleep 2; done
 wait $pids
 echo "workers ended at +$(( $(date +%s) - T0 )) s; finished runs: $(find "$RUNS" -name done | wc -l)"
 for f in /tmp/worker*.log; do
   tr '\r' '\n' < $f | grep -E "^== |^epoch [0-9]+: dev|best epoch|run folder|interrupted|[Ee]rror|Traceback"
 done > $OUT/workers.txt
 finished=$(cd "$RUNS" && find . -name done -printf '%h\n')
-[ -z "$finished" ] || (cd "$RUNS" && tar czf - --exclude='*.pt' --exclude='.lock' $finished records.jsonl) | split -b 15m - $OUT/runs.tgz.
+# The sanity verdicts the workers made (a row checked there is not checked again where the table is assembled).
+checked=$(cd "$RUNS" && [ -d sanity ] && echo sanity)
+[ -z "$finished" ] || (cd "$RUNS" && tar czf - --exclude='*.pt' --exclude='.lock' $finished $checked records.jsonl) | split -b 15m - $OUT/runs.tgz.
 echo "end at +$(( $(date +%s) - T0 )) s"; ls -la $OUT
