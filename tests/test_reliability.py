@@ -287,3 +287,25 @@ def test_a_damaged_embedding_cache_is_rebuilt(tmp_path, capsys):
     again, vectors_again = read_glove(glove, 4, tmp_path / "cache")
     assert again == words and torch.equal(vectors, vectors_again)
     assert "is damaged" in capsys.readouterr().out
+
+
+def test_without_the_datasets_package_the_files_are_read_uncached(tmp_path, real_data, monkeypatch):
+    """The Arrow cache is a speed-up only: a machine without ``datasets`` (a bare GPU machine)
+    reads the same records from the files, and writes no cache."""
+    import builtins
+
+    from rnnbench.data.prepare import load_splits
+    from rnnbench.data.trec import TrecReader
+
+    cached = load_splits(TrecReader(), real_data, tmp_path / "with")
+    real_import = builtins.__import__
+
+    def no_datasets(name, *args, **kwargs):
+        if name == "datasets":
+            raise ImportError("No module named 'datasets'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_datasets)
+    uncached = load_splits(TrecReader(), real_data, tmp_path / "without")
+    assert uncached == cached
+    assert not (tmp_path / "without").exists()

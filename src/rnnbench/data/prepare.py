@@ -62,7 +62,10 @@ def load_splits(reader: Reader, data_dir: str | Path, cache_dir: str | Path) -> 
     reader.check_available(data_dir)  # a missing dataset fails here, before the imports and locks below
     if not reader.input_paths(data_dir):  # generated data (picking): nothing to cache (IMDb lists its files by layout)
         return reader.load(data_dir)
-    import datasets
+    try:
+        import datasets
+    except ImportError:  # the cache is only a speed-up: without the package, read the files every time
+        return reader.load(data_dir)
 
     datasets.disable_progress_bars()
     cache = Path(cache_dir) / "records" / f"{reader.name}-{_cache_key(reader, data_dir)}"
