@@ -41,7 +41,9 @@ export PYTHONPATH=/tmp/site:$PWD/src
 # Without an install, rnnbench.kernels (kernels/ at the top of the checkout) is reached through a link.
 $PY -c "import rnnbench.kernels" 2>/dev/null || ln -sfn ../../kernels src/rnnbench/kernels
 $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-$PY -c "import rnnbench.run; from rnnbench.metrics import registry; registry(); print('imports ok')" || exit 1
+# The readers' tokenizer too (NLTK's, for IMDb and others): a package missing there stops here, not in every worker.
+$PY -c "import rnnbench.run; from rnnbench.metrics import registry; registry()
+from rnnbench.data.tokenize import treebank_tokenize; treebank_tokenize('a test.'); print('imports ok')" || exit 1
 export GIT_DIR=/nonexistent RNNBENCH_COMMIT=$COMMIT RNNBENCH_DATA=$DATA RNNBENCH_RUNS=$RUNS RNNBENCH_CACHE=$CACHE \
   HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
 mkdir -p "$DATA" "$RUNS" "$CACHE"

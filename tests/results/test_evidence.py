@@ -1,4 +1,6 @@
-"""The committed evidence a campaign goes on from: lookup by run, and what counts as used."""
+"""The committed evidence a campaign goes on from: lookup by run, what counts as used, how it is written."""
+from pathlib import Path
+
 from rnnbench.results.evidence import (FIELDS, CommittedEvidence, read_superseded, record_superseded, superseded_note,
                                        superseded_path, write_csv)
 
@@ -57,3 +59,33 @@ def test_superseded_runs_keep_their_rows_and_first_date_and_are_named_until_they
     assert rows[0]["test"] == 41.0 and rows[0]["seed"] == 1  # the evidence itself, typed as the table's CSV
     assert superseded_note(path, []).endswith(": 1 on 2026-11-20 (bilstm 1); 1 on 2026-11-25 (bilstm 1).")
     assert "2026-11-20" not in superseded_note(path, [_row("s1-aaa", 1)])  # back in the table: not superseded
+
+
+def test_evidence_files_are_replaced_whole_never_written_in_place(tmp_path, monkeypatch):
+    """Workers assembling one table side by side (scripts/gpu_sweep.sh) read each other's files:
+    each file is written beside and renamed onto its path, so a reader sees the old file or the new
+    one, never half of one (a half-written items file ended a worker with a gzip EOFError)."""
+    import builtins
+    import io
+
+    from rnnbench.results.evidence import read_csv, read_items, write_items, write_parameter_counts
+
+    csv_path, items_path, counts_path = tmp_path / "t.csv", tmp_path / "t.items.csv.gz", tmp_path / "t.parameters.csv"
+    opened_for_writing = []
+    real_open = builtins.open
+
+    def recording_open(file, mode="r", *args, **kwargs):
+        if any(flag in mode for flag in "wax"):
+            opened_for_writing.append(Path(file).name)
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", recording_open)
+    monkeypatch.setattr(io, "open", recording_open)  # what Path.write_text opens through
+    for _ in range(2):  # the second time over an existing file
+        write_csv(csv_path, [_row("s1-aaa", 1)])
+        write_items(items_path, [{"model": "BiLSTM", "variant": "", "dataset": "SST-5", "seed": 1, "item": "7", "score": 100.0}])
+        write_parameter_counts(counts_path, {"BiLSTM": (1000, "exp")}, "abc")
+    monkeypatch.undo()
+    assert opened_for_writing and not {csv_path.name, items_path.name, counts_path.name} & set(opened_for_writing)
+    assert read_csv(csv_path)[0]["run"] == "s1-aaa" and read_items(items_path)[0]["score"] == 100.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.items.csv.gz", "t.parameters.csv"]

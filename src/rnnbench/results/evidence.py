@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rnnbench.results import patience
 from rnnbench.results import timing
+from rnnbench.results.records import temporary_for
 
 FIELDS = [
     "model", "encoder", "variant", "dataset", "metric", "seed", "lr", "phase", "reported", "dev", "test",
@@ -107,7 +108,9 @@ def write_csv(path: Path, rows: list[dict], fields: list[str] = FIELDS, sort_key
     writer.writeheader()
     for row in sorted(rows, key=sort_key):
         writer.writerow({k: _fmt(row.get(k, "")) for k in fields})
-    path.write_text(buffer.getvalue())
+    # Through a temporary file: workers assembling one table side by side never read half a file.
+    with temporary_for(path) as tmp:
+        tmp.write_text(buffer.getvalue())
 
 
 def _fmt(value) -> str:
@@ -184,7 +187,7 @@ def write_items(path: Path, rows: list[dict]) -> None:
     writer.writeheader()
     for row in sorted(rows, key=lambda r: (r["dataset"], r["model"], r["variant"], int(r["seed"]), r["item"])):
         writer.writerow({k: _fmt(row[k]) for k in ITEM_FIELDS})
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    with temporary_for(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
         gz.write(buffer.getvalue().encode())
 
 
@@ -260,7 +263,7 @@ def write_parameter_counts(path: Path, counts: dict[str, tuple[int, str]], commi
     if read_parameter_counts(path) == counts and not (_counted_on_dirty_code(path) and not commit.endswith("-dirty")):
         return
     rows = [{"row": row, "parameters": n, "experiment": experiment, "commit": commit} for row, (n, experiment) in sorted(counts.items())]
-    with open(path, "w", newline="") as handle:
+    with temporary_for(path) as tmp, open(tmp, "w", newline="") as handle:
         writer = csv.DictWriter(handle, PARAMETER_FIELDS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
