@@ -88,4 +88,5 @@ def test_evidence_files_are_replaced_whole_never_written_in_place(tmp_path, monk
     monkeypatch.undo()
     assert opened_for_writing and not {csv_path.name, items_path.name, counts_path.name} & set(opened_for_writing)
     assert read_csv(csv_path)[0]["run"] == "s1-aaa" and read_items(items_path)[0]["score"] == 100.0
+    assert items_path.read_bytes()[10:].startswith(b"t.items.csv\x00")  # the gzip header's name: the same bytes from any process
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.items.csv.gz", "t.parameters.csv"]

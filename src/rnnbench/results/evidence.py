@@ -187,7 +187,8 @@ def write_items(path: Path, rows: list[dict]) -> None:
     writer.writeheader()
     for row in sorted(rows, key=lambda r: (r["dataset"], r["model"], r["variant"], int(r["seed"]), r["item"])):
         writer.writerow({k: _fmt(row[k]) for k in ITEM_FIELDS})
-    with temporary_for(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    # The header names the file itself, not the temporary one it is written through.
+    with temporary_for(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(path.name, "wb", fileobj=raw, mtime=0) as gz:
         gz.write(buffer.getvalue().encode())
 
 
