@@ -248,7 +248,7 @@ def test_every_table_has_experiments_in_a_stated_order_and_its_parts_exist():
 def test_the_definitions_read_what_hydra_composes():
     """The table, order, part and not_run the campaign reads off the YAML files (fast) are what composing
     each experiment gives; and the seeds of `train.py -m experiment=...`'s plain sweep are the protocol's
-    (Hydra's sweeper cannot read them from table.protocol.seeds, so both are written and held equal here)."""
+    (the sweeper reads them from table.protocol.seeds through the ``sweep`` resolver)."""
     from rnnbench.campaign import definitions
 
     for e in definitions.all_experiments():
@@ -336,3 +336,14 @@ def test_mzu_table1_small_compares_the_three_mzus_in_one_setting(composition):
     keys = ("hidden_size", "num_zones", "transition_depth", "dropout", "share_transition", "bidirectional",
             "disagreement_weight", "ffn_size")
     assert {k: other.encoder[k] for k in keys} == {k: cap.encoder[k] for k in keys}
+
+
+def test_seeds_are_written_once_the_sweep_reads_the_protocols():
+    """No experiment lists its sweep's seeds by hand: ``train.py -m experiment=...`` sweeps
+    ``table.protocol.seeds``, so overriding them changes both the protocol and the plain sweep."""
+    lines = [(path.stem, line.strip()) for path in sorted((CONF_DIR / "experiment").glob("*.yaml"))
+             for line in path.read_text().splitlines() if re.match(r"\s+seed:", line)]
+    assert lines and all(line.startswith("seed: ${sweep:${table.protocol.seeds}}") for _, line in lines), \
+        [name for name, line in lines if not line.startswith("seed: ${sweep:")]
+    cfg = compose_config(["experiment=rcrn_table5", "table.protocol.seeds=[7,8]"], return_hydra_config=True)
+    assert str(cfg.hydra.sweeper.params.seed) == "7,8"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 from rnnbench.errors import ConfigError, OutputNotWritable
 
@@ -332,8 +333,15 @@ def validate(cfg) -> None:
     check_runs_dir_writable(cfg.paths.runs_dir)
 
 
+def sweep_values(values) -> str:
+    """A list as a Hydra sweep's comma-separated values: an experiment's sweeper reads its seeds
+    from ``table.protocol.seeds`` (``seed: ${sweep:${table.protocol.seeds}}``), written once."""
+    return ",".join(str(v) for v in values)
+
+
 def register() -> None:
     ConfigStore.instance().store(name="config_schema", node=Config)
+    OmegaConf.register_new_resolver("sweep", sweep_values, replace=True)
 
 
 register()
