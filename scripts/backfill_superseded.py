@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rnnbench.campaign.definitions import table_scale
 from rnnbench.results import evidence
 
 
@@ -25,8 +26,14 @@ def versions(csv_path: Path) -> list[tuple[str, str]]:
 
 
 def rows_at(commit: str, csv_path: Path) -> list[dict]:
+    """The rows of an earlier version, as stored now (a version written in table units, before the
+    ``scale`` column, converted: ``evidence.from_table_units``)."""
     text = subprocess.run(["git", "show", f"{commit}:{csv_path}"], capture_output=True, text=True).stdout
-    return evidence.parse_csv(text.splitlines()) if text else []
+    rows = evidence.parse_csv(text.splitlines(), scaled=False) if text else []
+    if any(row.get("scale", "") == "" for row in rows):
+        scale = table_scale(csv_path.stem)
+        rows = [row if row.get("scale", "") != "" else evidence.from_table_units(row, scale) for row in rows]
+    return rows
 
 
 def backfill(csv_path: Path) -> int:

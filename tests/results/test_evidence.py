@@ -7,7 +7,7 @@ from rnnbench.results.evidence import (FIELDS, CommittedEvidence, read_supersede
 
 def _row(run: str, seed: int, dataset: str = "SST-5") -> dict:
     return {"model": "BiLSTM", "encoder": "bilstm", "variant": "", "dataset": dataset, "metric": "accuracy", "seed": seed, "lr": 1e-3,
-            "phase": "final", "reported": "yes", "dev": 40.0 + seed, "test": 41.0, "selected_epoch": 3, "epoch_cap": 50,
+            "phase": "final", "reported": "yes", "scale": 100.0, "dev": (40.0 + seed) / 100, "test": 0.41, "selected_epoch": 3, "epoch_cap": 50,
             "epochs_run": 7, "seconds_per_epoch": 12.5, "parameters": 1000, "run": run}
 
 
@@ -24,9 +24,9 @@ def test_a_committed_run_stands_in_for_its_record_and_unused_runs_are_listed(tmp
     write_csv(tmp_path / "t.csv", [_row("s1-aaa", 1), _row("s2-bbb", 2), _row("s2-bbb", 2, dataset="other")])
     committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
     assert sorted(committed.by_run) == [("bilstm", "s1-aaa"), ("bilstm", "s2-bbb")]
-    record = committed.record("bilstm", "s1-aaa", scale=100.0)
+    record = committed.record("bilstm", "s1-aaa")
     assert record["dev"] == {"accuracy": 0.41} and record["epochs_run"] == 7 and record["committed"]
-    assert committed.record("bilstm", "s9-zzz", scale=100.0) is None and committed.record("rcrn", "s1-aaa", 1.0) is None
+    assert committed.record("bilstm", "s9-zzz") is None and committed.record("rcrn", "s1-aaa") is None
     assert committed.unused() == ["s1-aaa", "s2-bbb"]
 
     rows, _ = committed.rows_of("bilstm", "s2-bbb", "BiLSTM (ours)", "", "final", False, {"SST-5"})
@@ -56,7 +56,7 @@ def test_superseded_runs_keep_their_rows_and_first_date_and_are_named_until_they
     rows = read_superseded(path)
     assert sorted((r["run"], r["dataset"], r["superseded_on"]) for r in rows) == [
         ("s1-aaa", "SST-5", "2026-11-20"), ("s1-aaa", "other", "2026-11-20"), ("s2-bbb", "SST-5", "2026-11-25")]
-    assert rows[0]["test"] == 41.0 and rows[0]["seed"] == 1  # the evidence itself, typed as the table's CSV
+    assert rows[0]["test"] == 41.0 and rows[0]["seed"] == 1  # the evidence itself, typed and in table units as the table's CSV
     assert superseded_note(path, []).endswith(": 1 on 2026-11-20 (bilstm 1); 1 on 2026-11-25 (bilstm 1).")
     assert "2026-11-20" not in superseded_note(path, [_row("s1-aaa", 1)])  # back in the table: not superseded
 
@@ -90,3 +90,26 @@ def test_evidence_files_are_replaced_whole_never_written_in_place(tmp_path, monk
     assert read_csv(csv_path)[0]["run"] == "s1-aaa" and read_items(items_path)[0]["score"] == 100.0
     assert items_path.read_bytes()[10:].startswith(b"t.items.csv\x00")  # the gzip header's name: the same bytes from any process
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.items.csv.gz", "t.parameters.csv"]
+
+
+def test_rows_keep_the_records_values_and_read_back_in_table_units(tmp_path):
+    """A row holds its record's numbers (accuracy 0.4321, not 43.21) beside the table's scale; the
+    renderer reads them in table units, the campaign as stored; a curve reads back at six digits."""
+    from rnnbench.results.evidence import evidence_rows, read_csv, read_items, write_items
+
+    record = {"config": {"trainer": {"lr": 1e-3, "epochs": 50, "num_threads": 1}}, "encoder": "bilstm", "seed": 1,
+              "dev": {"accuracy": 0.43214}, "test": {"accuracy": 0.41234567}, "best_epoch": 2, "epochs_run": 6,
+              "seconds_per_epoch": 3.0, "encoder_parameters": 10, "run_dir": "runs/x/s1-abc", "majority_baseline": 0.2128,
+              "history": [{"dev_accuracy": 0.40123456}, {"dev_accuracy": 0.43214}]}
+    row = evidence_rows(record, "BiLSTM", "", {"SST-5": "accuracy"}, 100, "final", True)[0]
+    assert (row["dev"], row["test"], row["majority"], row["scale"]) == (0.43214, 0.41234567, 0.2128, 100.0)
+    write_csv(tmp_path / "t.csv", [row])
+    stored = read_csv(tmp_path / "t.csv", scaled=False)[0]
+    assert (stored["dev"], stored["test"]) == (0.43214, 0.41234567)
+    shown = read_csv(tmp_path / "t.csv")[0]
+    assert (shown["dev"], shown["test"], shown["majority"]) == (0.43214 * 100, 0.41234567 * 100, 0.2128 * 100)
+    assert shown["dev_curve"] == "40.1235;43.214"
+    write_items(tmp_path / "t.items.csv.gz", [{"model": "BiLSTM", "variant": "", "dataset": "SST-5", "seed": 1, "item": "3",
+                                              "score": 1.0, "scale": 100.0}])
+    assert read_items(tmp_path / "t.items.csv.gz")[0]["score"] == 100.0
+    assert read_items(tmp_path / "t.items.csv.gz", scaled=False)[0]["score"] == 1.0

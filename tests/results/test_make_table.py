@@ -25,7 +25,7 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     assert "At most 3 batches per epoch" in md and "## Cost and trust" in md
     assert (tmp_path / "results" / "synthetic_span_copy.tex").exists()
     rows = (tmp_path / "results" / "synthetic_span_copy.csv").read_text().splitlines()
-    assert rows[0].startswith("model,encoder,variant,dataset,metric,seed,lr,phase,reported,dev,test,")
+    assert rows[0].startswith("model,encoder,variant,dataset,metric,scale,seed,lr,phase,reported,dev,test,")
     assert len(rows) == 1 + 2 and all(",bilstm,,E" in r or ",bilstm,,F" in r for r in rows[1:])  # one run, columns EM and F1
 
     assert main(["synthetic_span_copy", *overrides]) == 0  # finished runs are not run again
@@ -53,7 +53,7 @@ def test_evaluated_columns_score_the_reported_checkpoints_without_training_again
     evaluations = list(run.glob("eval-test-*.json"))
     assert len(evaluations) == 1 and '"test_length": 400' in evaluations[0].read_text()
     rows = (tmp_path / "results" / "fhe_table2.csv").read_text().splitlines()
-    assert any(",len400,accuracy,1," in r for r in rows) and any(",picking/accuracy/len100,accuracy,1," in r for r in rows)
+    assert any(",len400,accuracy,100.0,1," in r for r in rows) and any(",picking/accuracy/len100,accuracy,100.0,1," in r for r in rows)
     md = (tmp_path / "results" / "fhe_table2.md").read_text()
     assert "len400 ours" in md
     mtime = evaluations[0].stat().st_mtime
@@ -551,11 +551,11 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     from rnnbench.compose import compose_config
 
     module = _module()
-    header = "model,encoder,variant,dataset,metric,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
-    rows = ["BiLSTM,bilstm,,Baby,accuracy,1,s1-aaa,80.0,36.0,10,cpu,Intel Xeon",  # hardware: the processor's name
-            "BiLSTM,bilstm,,Baby,accuracy,2,s2-bbb,80.0,36.0,20,cpu,Intel Xeon",
-            "BiLSTM,bilstm,,Baby,accuracy,3,s3-ccc,80.0,6.0,10,cuda,NVIDIA H100",  # another kind of device: not a CPU price
-            "RCRN,rcrn,,Baby,accuracy,1,s1-ddd,80.0,360.0,10,cpu,Intel Xeon"]  # another encoder
+    header = "model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["BiLSTM,bilstm,,Baby,accuracy,100.0,1,s1-aaa,0.8,36.0,10,cpu,Intel Xeon",  # hardware: the processor's name
+            "BiLSTM,bilstm,,Baby,accuracy,100.0,2,s2-bbb,0.8,36.0,20,cpu,Intel Xeon",
+            "BiLSTM,bilstm,,Baby,accuracy,100.0,3,s3-ccc,0.8,6.0,10,cuda,NVIDIA H100",  # another kind of device: not a CPU price
+            "RCRN,rcrn,,Baby,accuracy,100.0,1,s1-ddd,0.8,360.0,10,cpu,Intel Xeon"]  # another encoder
     (tmp_path / "t.csv").write_text(header + "\n".join(rows) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
@@ -623,10 +623,10 @@ def test_the_plan_prices_the_selection_runs_past_the_grids_edge(monkeypatch, cap
 def _committed_run(module, tmp_path, experiment, job, curve, epochs_run, cap, status=""):
     """A committed CSV holding one run of ``job`` (its real folder name) with a dev accuracy curve."""
     cfg = module.job_config(experiment, job, [])
-    row = {"model": "BiLSTM", "encoder": job.encoder, "variant": "", "dataset": "TREC", "metric": "accuracy", "seed": job.seed,
-           "lr": job.lr, "phase": job.phase, "reported": "yes", "dev": max(curve), "test": 50.0, "selected_epoch": 1,
-           "epoch_cap": cap, "epochs_run": epochs_run, "seconds_per_epoch": 10.0, "threads": 1, "device": "cpu",
-           "dev_curve": ";".join(f"{v:.6g}" for v in curve), "run": module.run_dir(cfg).name, "status": status}
+    row = {"model": "BiLSTM", "encoder": job.encoder, "variant": "", "dataset": "TREC", "metric": "accuracy", "scale": 100.0,
+           "seed": job.seed, "lr": job.lr, "phase": job.phase, "reported": "yes", "dev": max(curve) / 100, "test": 0.5,
+           "selected_epoch": 1, "epoch_cap": cap, "epochs_run": epochs_run, "seconds_per_epoch": 10.0, "threads": 1,
+           "device": "cpu", "dev_curve": ";".join(repr(v / 100) for v in curve), "run": module.run_dir(cfg).name, "status": status}
     evidence.write_csv(tmp_path / "t.csv", [row])
     return evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
 
@@ -731,3 +731,39 @@ def test_an_experiment_borrowing_its_own_learning_rate_is_a_config_error():
     base = compose_config(["experiment=rcrn_table1_apparel", "++table.protocol.lr_from=rcrn_table1_apparel"])
     with pytest.raises(ConfigError, match="lr_from names the experiment itself"):
         chosen_lr("rcrn_table1_apparel", base, "bilstm", [], None)
+
+
+def test_evidence_in_table_units_is_refused_with_the_command_that_rewrites_it(tmp_path, capsys):
+    """Evidence written before the scale column holds table units (43.2) where the campaign reads a
+    record's (0.432): refused in one line naming the file and the rewrite, never read 100 times off."""
+    header = "model,encoder,variant,dataset,metric,seed,lr,phase,reported,dev,test,run\n"
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "rcrn_table5.csv").write_text(header + "BiLSTM,bilstm,,TREC,accuracy,1,0.001,select,no,90.2,91.0,s1-aaa\n")
+    assert _make_table()(["rcrn_table5", "--no-run", "--set", f"paths.results_dir={results}"]) == 2
+    err = capsys.readouterr().err
+    assert "rcrn_table5.csv holds evidence in table units" in err and "scripts/migrate_evidence_units.py rcrn_table5" in err
+
+
+def test_the_migration_rewrites_table_units_as_the_records_and_reads_back_as_written(tmp_path):
+    """scripts/migrate_evidence_units.py: each value stored as the float whose product with the scale is
+    the number written (a curve point: its six digits), so the table reads back what it read before."""
+    from rnnbench.results import evidence
+
+    migrate = load_script("migrate_evidence_units").main
+    results = tmp_path / "results"
+    results.mkdir()
+    header = "model,encoder,variant,dataset,metric,seed,lr,phase,reported,dev,test,dev_curve,run,majority\n"
+    row = "BiLSTM,bilstm,,TREC,accuracy,1,0.001,select,no,90.2,91.00000000000001,40.1235;90.2,s1-aaa,21.28\n"
+    (results / "rcrn_table5.csv").write_text(header + row)
+    evidence.write_items(results / "rcrn_table5.items.csv.gz",
+                         [{"model": "BiLSTM", "variant": "", "dataset": "TREC", "seed": 1, "item": "4", "score": 100.0}])
+    before = evidence.read_csv(results / "rcrn_table5.csv")[0]
+    assert migrate(["rcrn_table5", "--results", str(results)]) == 0
+    stored = evidence.read_csv(results / "rcrn_table5.csv", scaled=False)[0]
+    assert stored["scale"] == 100.0 and abs(stored["dev"] - 0.902) < 1e-15 and abs(stored["majority"] - 0.2128) < 1e-15
+    after = evidence.read_csv(results / "rcrn_table5.csv")[0]
+    assert {k: after[k] for k in before} == before  # the same numbers, the same curve text
+    assert evidence.read_items(results / "rcrn_table5.items.csv.gz")[0]["score"] == 100.0
+    assert evidence.read_items(results / "rcrn_table5.items.csv.gz", scaled=False)[0]["score"] == 1.0
+    assert migrate(["rcrn_table5", "--results", str(results)]) == 0  # a second time: nothing to do

@@ -13,6 +13,11 @@ from rnnbench.results.tables import paper_table
 ITEMS = [f"q{i}" for i in range(40)]
 
 
+def shown(rows: list[dict]) -> list[dict]:
+    """Evidence rows as the renderer reads them from the CSV: in table units (``read_csv``)."""
+    return [evidence.in_table_units(dict(row)) for row in rows]
+
+
 def _record(tmp_path, encoder, seed, test, dev, best_epoch=5, cap=20, version=1, correct=30):
     run = tmp_path / "runs" / encoder / f"s{seed}-abc"
     run.mkdir(parents=True)
@@ -34,7 +39,7 @@ def _evidence(tmp_path, **kw):
         for seed in (1, 2, 3):
             correct = 36 if encoder == "rcrn" else 30
             rec = _record(tmp_path, encoder, seed, base + seed * 0.001, base, correct=correct, **kw.get(encoder, {}))
-            rows += evidence.evidence_rows(rec, model, None, {"TREC": "accuracy"}, 100.0, "select" if seed <= 2 else "final", True)
+            rows += shown(evidence.evidence_rows(rec, model, None, {"TREC": "accuracy"}, 100.0, "select" if seed <= 2 else "final", True))
             scores = evidence.item_scores(tmp_path / "runs" / encoder / f"s{seed}-abc" / "predictions.jsonl", "accuracy")
             items += [{"model": model, "variant": "", "dataset": "TREC", "seed": seed, "item": i, "score": v * 100} for i, v in scores.items()]
     return rows, items
@@ -200,10 +205,10 @@ def test_a_column_may_show_an_encoder_statistic(tmp_path):
     record["test_stats"] = {"gate_openness": 0.25}
     record["history"] = [{"dev_accuracy": 0.8, "gate_openness": 0.5}, {"dev_accuracy": 0.9, "gate_openness": 0.3}]
     record["best_epoch"] = 2
-    rows = evidence.evidence_rows(record, "FHE", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True)
+    rows = shown(evidence.evidence_rows(record, "FHE", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True))
     assert [(r["dataset"], r["dev"], r["test"], r["dev_curve"]) for r in rows][1] == ("open", 30.0, 25.0, "50;30")
     lstm = _record(tmp_path, "lstm1", 1, 0.9, 0.9)  # no gate statistics: no row for that column
-    assert [r["dataset"] for r in evidence.evidence_rows(lstm, "LSTM", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True)] == ["acc"]
+    assert [r["dataset"] for r in shown(evidence.evidence_rows(lstm, "LSTM", None, {"acc": "accuracy", "open": "stats:gate_openness"}, 100.0, "final", True))] == ["acc"]
 
 
 def test_a_macro_average_claim_pairs_seeds_over_the_datasets_run_and_adds_a_sign_test():
@@ -228,7 +233,7 @@ def test_a_claim_on_the_papers_rows_is_tested_on_our_one_variant_and_cost_from_a
         for seed in (1, 2, 3):
             rec = _record(tmp_path / "small", encoder, seed, base + seed * 0.001, base, correct=36 if encoder == "dcu" else 30)
             rec["seconds_per_epoch"] = seconds + seed * 0.1
-            rows += evidence.evidence_rows(rec, model, "small", {"RACE": "accuracy", "RACE-M": "accuracy"}, 100.0, "final", True)
+            rows += shown(evidence.evidence_rows(rec, model, "small", {"RACE": "accuracy", "RACE-M": "accuracy"}, 100.0, "final", True))
             scores = evidence.item_scores(tmp_path / "small" / "runs" / encoder / f"s{seed}-abc" / "predictions.jsonl", "accuracy")
             items += [{"model": model, "variant": "small", "dataset": "RACE", "seed": seed, "item": f"test/middle/{i}.txt#0", "score": v * 100}
                       for i, v in scores.items()]  # RACE ids: DCU Table 1 clusters questions by passage
@@ -254,7 +259,7 @@ def test_a_claim_on_rows_out_of_reach_is_tested_on_the_rows_the_registry_declare
         for seed in (1, 2, 3):
             rec = _record(tmp_path / variant, encoder, seed, base + seed * 0.001, base, correct=36 if variant.endswith("resv2") else 30)
             rec["seconds_per_epoch"], rec["encoder_parameters"] = seconds + seed * 0.1, params
-            rows += evidence.evidence_rows(rec, encoder, variant, {"SST-5/accuracy": "accuracy"}, 100.0, "final", True)
+            rows += shown(evidence.evidence_rows(rec, encoder, variant, {"SST-5/accuracy": "accuracy"}, 100.0, "final", True))
             scores = evidence.item_scores(Path(rec["run_dir"]) / "predictions.jsonl", "accuracy")
             items += [{"model": encoder, "variant": variant, "dataset": "SST-5/accuracy", "seed": seed, "item": i, "score": v * 100}
                       for i, v in scores.items()]
@@ -284,7 +289,7 @@ def test_a_time_claim_between_runs_timed_differently_is_inconclusive(tmp_path):
         for seed in (1, 2, 3):
             rec = _record(tmp_path, encoder, seed, 0.4, 0.4)
             rec["seconds_per_epoch"], rec["config"]["trainer"]["num_threads"] = seconds + seed * 0.1, threads
-            rows += evidence.evidence_rows(rec, model, None, {"RACE": "accuracy"}, 100.0, "final", True)
+            rows += shown(evidence.evidence_rows(rec, model, None, {"RACE": "accuracy"}, 100.0, "final", True))
     claim = {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE", "quantity": "seconds_per_epoch", "lower_is_better": True}
     cost = claims.evaluate("dcu_table1", claim, rows, [])
     assert cost.decision.statistical == "reproduced" and cost.verdict == "withheld"
@@ -312,7 +317,7 @@ def test_a_claim_of_size_needs_the_factor_not_only_the_direction(tmp_path):
             for seed in (1, 2, 3):
                 rec = _record(tmp_path / f"{fast}-{slow}", encoder, seed, 0.4, 0.4)
                 rec["seconds_per_epoch"] = seconds * (1 + seed / 100)
-                rows += evidence.evidence_rows(rec, model, None, {"RACE": "accuracy"}, 100.0, "final", True)
+                rows += shown(evidence.evidence_rows(rec, model, None, {"RACE": "accuracy"}, 100.0, "final", True))
         return rows
 
     claim = {"id": "c", "text": "t", "better": "sim_dcu", "worse": "gru1", "column": "RACE", "quantity": "seconds_per_epoch",
@@ -433,7 +438,7 @@ def test_an_inference_time_claim_reads_the_runs_own_test_pass_not_a_rescored_col
         for seed in (1, 2, 3):
             rec = _record(tmp_path, encoder, seed, 0.4, 0.4)
             rec["inference_seconds_per_example"] = (ms + seed * 0.01) / 1000
-            own = evidence.evidence_rows(rec, model, None, {"B": "accuracy"}, 100.0, "final", True)
+            own = shown(evidence.evidence_rows(rec, model, None, {"B": "accuracy"}, 100.0, "final", True))
             rescored = {**own[0], "dataset": "A-len10000", "dev": "", "dev_curve": "",
                         "inference_seconds_per_example": (100 - 50 * ms) / 1000}  # reversed order at the long length
             rows += [rescored, *own]

@@ -65,7 +65,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                 if record is None:
                     columns = {*mapping, *(cfg.table.evaluated_columns or {})}
                     kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
-                    encoder_rows += with_row_status(kept, committed.record(enc, folder.name, cfg.table.scale), job_cfg)
+                    encoder_rows += with_row_status(kept, committed.record(enc, folder.name), job_cfg)
                     items += kept_items
                     continue
                 committed.use(enc, folder.name)  # its committed rows, if any, are these rows
@@ -82,14 +82,15 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                         continue
                     metric = str(cfg.table.metric)
                     row = evidence.evidence_rows(record, model, variant, {column: metric}, cfg.table.scale, job.phase, True)[0]
-                    row.update(test=evaluation["metrics"][metric] * cfg.table.scale, dev="", dev_curve="",
+                    row.update(test=evaluation["metrics"][metric], dev="", dev_curve="",
                                inference_seconds_per_example=evaluation["inference_seconds_per_example"])
                     encoder_rows.append(row)
                     scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
                 if is_reported:
                     for column, (metric, path) in scored.items():
                         scores = evidence.item_scores(path, metric) if path.exists() else None
-                        items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v * cfg.table.scale}
+                        items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v,
+                                   "scale": float(cfg.table.scale)}
                                   for i, v in (scores or {}).items()]
             # The choice is stored with the evidence, so the table states it rather than re-deriving it.
             rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else ""} for row in encoder_rows]
@@ -103,7 +104,7 @@ def with_row_status(rows: list[dict], stand_in: dict | None, cfg) -> list[dict]:
         return rows
     judged = with_status(stand_in, cfg)
     majority = judged.get("majority_baseline")
-    return [row if row.get("status") else {**row, "status": judged["status"], "majority": "" if majority is None else majority * cfg.table.scale}
+    return [row if row.get("status") else {**row, "status": judged["status"], "majority": "" if majority is None else majority}
             for row in rows]
 
 

@@ -129,3 +129,10 @@ def to_run(table: str, only: list[str] | None = None, part: str | None = None) -
             raise ConfigError(f"--only {', '.join(unknown)}: not an experiment of {table}; its experiments: {', '.join(members)}")
         return [name for name in members if name in only]
     return [name for name in members if by_name[name].runs_by_default]
+
+
+def table_scale(table: str) -> float:
+    """The factor from a record's numbers to ``table``'s (``table.scale``: 100 for a table in %)."""
+    from rnnbench.compose import compose_config
+
+    return float(compose_config([f"experiment={experiments_of(table)[0]}"]).table.scale)

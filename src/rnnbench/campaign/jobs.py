@@ -35,7 +35,7 @@ def finished(experiment: str, job: protocol.Job, extra: list[str], committed: ev
     and ``--plan`` count it as not finished."""
     cfg = job_config(experiment, job, extra)
     folder = run_dir(cfg)
-    record = read_record(folder) or committed.record(job.encoder, folder.name, cfg.table.scale)
+    record = read_record(folder) or committed.record(job.encoder, folder.name)
     return None if record is None else with_status(record, cfg)
 
 
@@ -70,7 +70,7 @@ def with_status(record: dict, cfg) -> dict:
         return record
     select, lower = str(cfg.task.select_metric), cfg.task.get("select_mode", "max") == "min"
     majority = majority_of(cfg)
-    if record.get("committed"):  # curves as committed: table units, six significant digits
+    if record.get("committed"):  # committed curves come in table units, at six significant digits
         curve, cap = record.get("dev_curves", {}).get(select, []), record.get("epoch_cap")
         baseline = None if majority is None else evidence.curve_baseline(majority, cfg.table.scale)
     else:

@@ -54,7 +54,11 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
     out_dir = Path(first.paths.results_dir)
     csv_path = out_dir / f"{name}.csv"
-    committed = evidence.CommittedEvidence(csv_path, out_dir / f"{name}.items.csv.gz")
+    try:
+        committed = evidence.CommittedEvidence(csv_path, out_dir / f"{name}.items.csv.gz")
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     # Said up front: a results_dir without the committed CSV (a scratch folder) means every
     # committed run is trained again.
     if committed.by_run:

@@ -176,7 +176,7 @@ def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tu
     for (encoder, run), rows in (committed.by_run.items() if committed else []):
         for key in wanted:
             if key[:2] == (encoder, rows[0].get("variant", "")):
-                hours = cpu_hours(committed.record(encoder, run, 1.0), key[2])
+                hours = cpu_hours(committed.record(encoder, run), key[2])
                 costs[key] += [] if hours is None else [hours]
     return costs
 

@@ -6,10 +6,17 @@ selection runs too, marked by ``phase``); ``results/<table>.items.csv.gz`` holds
 the runs the table reports, each test item's score. A table is rendered from these
 files alone, so it can be regenerated (and checked) without the runs.
 
+Values are stored as the run's record has them (accuracy 0.432, not 43.2), with the table's
+``scale`` beside them (100 for a table in %): a row is its record's numbers, unchanged on the way
+from run to table. ``read_csv`` gives them in table units (value x scale; a dev curve at six
+significant digits) for the renderer, the claims and the figures; ``read_csv(..., scaled=False)``
+gives them as stored, for the campaign, which reads them as it reads records. A row without a
+``scale`` (a cost benchmark's) is in its own units.
+
 Each row also says what the protocol decided about its run: ``status`` under the patience
 rule (``results/patience.py``: "trained", "did not train", "needs re-run"; empty in rows
 written before the rule), ``majority`` (the dev split's majority-class score on the metric
-runs select on, in table units; empty where the metric has none), ``chosen_lr`` (the rate the
+runs select on; empty where the metric has none), ``chosen_lr`` (the rate the
 protocol chose for the run's encoder in its experiment; empty while none is) and
 ``lr_choice`` (what the table says of that choice: the grid's extension past an edge).
 """
@@ -19,19 +26,21 @@ import csv
 import gzip
 import io
 import json
+import math
 from pathlib import Path
 
+from rnnbench.errors import RnnbenchError
 from rnnbench.results import patience
 from rnnbench.results import timing
 from rnnbench.results.records import temporary_for
 
 FIELDS = [
-    "model", "encoder", "variant", "dataset", "metric", "seed", "lr", "phase", "reported", "dev", "test",
+    "model", "encoder", "variant", "dataset", "metric", "scale", "seed", "lr", "phase", "reported", "dev", "test",
     "selected_epoch", "epoch_cap", "epochs_run", "seconds_per_epoch", "inference_seconds_per_example",
     "parameters", "threads", "commit", "versions", "device", "hardware", "dev_curve", "run",
     "status", "majority", "chosen_lr", "lr_choice",
 ]
-NUMERIC = {"seed": int, "lr": float, "dev": float, "test": float, "selected_epoch": int, "epoch_cap": int, "epochs_run": int,
+NUMERIC = {"scale": float, "seed": int, "lr": float, "dev": float, "test": float, "selected_epoch": int, "epoch_cap": int, "epochs_run": int,
            "seconds_per_epoch": float, "inference_seconds_per_example": float, "parameters": int, "majority": float,
            "chosen_lr": float}
 # Written only where some row has a value, so evidence written before they existed regenerates
@@ -40,7 +49,8 @@ NUMERIC = {"seed": int, "lr": float, "dev": float, "test": float, "selected_epoc
 # the log of the row's time over the baseline encoder's, timed in the same process and round.
 OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline"]
 NUMERIC.update({name: float for name in OPTIONAL_FIELDS})
-ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score"]
+ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score", "scale"]
+SCALED = ("dev", "test", "majority")  # the values read_csv gives in table units (and each dev curve point)
 
 
 def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[str, str], scale: float, phase: str,
@@ -57,8 +67,8 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
             continue
         rows.append({
             "model": model, "encoder": record["encoder"], "variant": variant or "", "dataset": column, "metric": metric,
-            "seed": record["seed"], "lr": trainer["lr"], "phase": phase, "reported": "yes" if reported else "no",
-            "dev": "" if dev is None else dev * scale, "test": test * scale,
+            "scale": float(scale), "seed": record["seed"], "lr": trainer["lr"], "phase": phase, "reported": "yes" if reported else "no",
+            "dev": "" if dev is None else dev, "test": test,
             "selected_epoch": record["best_epoch"], "epoch_cap": trainer["epochs"], "epochs_run": record["epochs_run"],
             "seconds_per_epoch": record["seconds_per_epoch"],
             "inference_seconds_per_example": record.get("inference_seconds_per_example", ""),
@@ -66,9 +76,9 @@ def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[s
             "commit": record.get("git_commit", ""), "versions": json.dumps(record.get("versions", {}), sort_keys=True),
             "device": hw.get("device", ""), "hardware": hw.get("gpu") or hw.get("cpu", ""),
             **{key: "" if record.get(key) is None else record[key] for key in (timing.RECORD_CPU, timing.LOAD)},
-            "dev_curve": ";".join("" if v is None else f"{v * scale:.6g}" for v in curve),
+            "dev_curve": ";".join("" if v is None else repr(float(v)) for v in curve),
             "run": Path(record["run_dir"]).name,
-            "status": record.get("status") or "", "majority": "" if majority is None else majority * scale,
+            "status": record.get("status") or "", "majority": "" if majority is None else majority,
         })
     return rows
 
@@ -119,20 +129,37 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def read_csv(path: Path) -> list[dict]:
+def read_csv(path: Path, scaled: bool = True) -> list[dict]:
+    """Evidence rows, typed: in table units (``scaled``), else as stored."""
     with open(path, newline="") as handle:
-        return parse_csv(handle)
+        return parse_csv(handle, scaled)
 
 
-def parse_csv(lines) -> list[dict]:
-    """Evidence rows, typed, from an open file or any iterable of CSV lines (a committed version's text)."""
+def parse_csv(lines, scaled: bool = True) -> list[dict]:
+    """Evidence rows, typed, from an open file or any iterable of CSV lines (a committed version's
+    text): in table units (``scaled``), else as stored."""
     rows = []
     for row in csv.DictReader(lines):
         for key, kind in NUMERIC.items():
             if row.get(key, "") != "":
                 row[key] = kind(row[key])
-        rows.append(row)
+        rows.append(in_table_units(row) if scaled else row)
     return rows
+
+
+def in_table_units(row: dict) -> dict:
+    """A stored row's values in its table's units: each times the row's ``scale``, a dev curve's
+    points rounded to six significant digits (what a table, a plot and the patience rule read).
+    The row's ``scale`` becomes empty: its values are in their own units now (written back, they
+    would not be scaled twice)."""
+    scale = row.get("scale", "")
+    if scale == "":
+        return row
+    row.update({key: row[key] * scale for key in SCALED if row.get(key, "") != ""})
+    if row.get("dev_curve"):
+        row["dev_curve"] = ";".join(p if p == "" else f"{float(p) * scale:.6g}" for p in row["dev_curve"].split(";"))
+    row["scale"] = ""
+    return row
 
 
 CONVERGENCE_MARGIN = 1  # a run whose selected epoch is within this many epochs of its cap is "not converged"
@@ -145,6 +172,39 @@ def not_converged(row: dict) -> bool:
 
 def dev_curve(row: dict) -> list[float | None]:
     return [float(v) if v else None for v in row["dev_curve"].split(";")] if row.get("dev_curve") else []
+
+
+def from_table_units(row: dict, scale: float) -> dict:
+    """A row written in table units (before the ``scale`` column) as stored now: each value the
+    float whose product with ``scale`` is the number written (a curve point: its six digits), so
+    ``in_table_units`` gives back exactly what was written. ValueError where no float does."""
+    out = {**row, "scale": float(scale)}
+    for key in SCALED:
+        if row.get(key, "") != "":
+            out[key] = value_from_table_units(float(row[key]), scale)
+    if row.get("dev_curve"):
+        out["dev_curve"] = ";".join(p if p == "" else repr(value_from_table_units(float(p), scale, lambda x: f"{x:.6g}"))
+                                    for p in row["dev_curve"].split(";"))
+    return out
+
+
+def value_from_table_units(value: float, scale: float, shown=lambda x: x, steps: int = 8) -> float:
+    """The float u with ``shown(u * scale) == shown(value)`` nearest to value / scale."""
+    want, up = shown(value), value / scale
+    down = up
+    candidates = [up]
+    for _ in range(steps):
+        up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
+        candidates += [up, down]
+    for u in candidates:
+        if shown(u * scale) == want:
+            return u
+    raise ValueError(f"no float gives {value!r} when multiplied by {scale}")
+
+
+def scaled_curve(row: dict) -> list[float | None]:
+    """A stored row's dev curve in table units (``in_table_units``), without scaling the row."""
+    return dev_curve(in_table_units({"scale": row.get("scale", ""), "dev_curve": row.get("dev_curve", "")}))
 
 
 def curve_baseline(majority: float, scale: float) -> float:
@@ -186,17 +246,25 @@ def write_items(path: Path, rows: list[dict]) -> None:
     writer = csv.DictWriter(buffer, ITEM_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in sorted(rows, key=lambda r: (r["dataset"], r["model"], r["variant"], int(r["seed"]), r["item"])):
-        writer.writerow({k: _fmt(row[k]) for k in ITEM_FIELDS})
+        writer.writerow({k: _fmt(row.get(k, "")) for k in ITEM_FIELDS})
     # The header names the file itself, not the temporary one it is written through.
     with temporary_for(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(path.name, "wb", fileobj=raw, mtime=0) as gz:
         gz.write(buffer.getvalue().encode())
 
 
-def read_items(path: Path) -> list[dict]:
+def read_items(path: Path, scaled: bool = True) -> list[dict]:
+    """Per-item scores: in table units (``scaled``: the score times the row's ``scale``), else as stored."""
     if not path.exists():
         return []
     with gzip.open(path, "rt", newline="") as handle:
-        return [{**r, "seed": int(r["seed"]), "score": float(r["score"])} for r in csv.DictReader(handle)]
+        items = []
+        for r in csv.DictReader(handle):
+            scale = r.get("scale") or ""
+            score = float(r["score"])
+            in_units = scaled and scale  # then in its own units, as in_table_units leaves a row
+            items.append({**r, "seed": int(r["seed"]), "score": score * float(scale) if in_units else score,
+                          "scale": "" if in_units or not scale else float(scale)})
+        return items
 
 
 class ItemScores:
@@ -235,6 +303,7 @@ def read_item_scores(path: Path) -> ItemScores:
         if header is None:
             return scores
         dataset, model, variant, seed, item, score = (header.index(f) for f in ("dataset", "model", "variant", "seed", "item", "score"))
+        scale = header.index("scale") if "scale" in header else None
         last, of_seed = None, {}
         for row in reader:
             if not row:  # a blank line, as csv.DictReader skips it
@@ -243,7 +312,7 @@ def read_item_scores(path: Path) -> ItemScores:
             if key != last:  # the file is sorted by row and seed: one lookup per run, not per item
                 of_seed = scores._rows.setdefault(key[:3], {}).setdefault(int(key[3]), {})
                 last = key
-            of_seed[row[item]] = float(row[score])
+            of_seed[row[item]] = float(row[score]) * float(row[scale]) if scale is not None and row[scale] else float(row[score])
     return scores
 
 
@@ -294,8 +363,11 @@ class CommittedEvidence:
     (config, component versions, data fingerprint), so evidence of another config never matches."""
 
     def __init__(self, csv_path: Path, items_path: Path):
-        self.rows = read_csv(csv_path) if csv_path.exists() else []
-        self.items = read_items(items_path)
+        self.rows = read_csv(csv_path, scaled=False) if csv_path.exists() else []  # as stored: the records' values
+        if any(row.get("scale", "") == "" for row in self.rows):  # read as a record's, table units would be off by the scale
+            raise RnnbenchError(f"{csv_path} holds evidence in table units, written before its 'scale' column: rewrite it once "
+                                f"with python scripts/migrate_evidence_units.py {csv_path.stem} --results {csv_path.parent}")
+        self.items = read_items(items_path, scaled=False)
         self.by_run: dict[tuple[str, str], list[dict]] = {}
         for row in self.rows:
             self.by_run.setdefault((row["encoder"], row["run"]), []).append(row)
@@ -306,19 +378,19 @@ class CommittedEvidence:
         """Mark a committed run as taken into the regenerated table (so it is not reported dropped)."""
         self.used.add((encoder, run))
 
-    def record(self, encoder: str, run: str, scale: float) -> dict | None:
-        """A stand-in for the run's record, with what the protocol reads of it (dev scores,
-        unscaled), or None when the run is not committed."""
+    def record(self, encoder: str, run: str) -> dict | None:
+        """A stand-in for the run's record, with what the protocol reads of it (its dev scores, as
+        stored: the record's own), or None when the run is not committed."""
         rows = self.by_run.get((encoder, run))
         if not rows:
             return None
         first = rows[0]
-        return {"dev": {r["metric"]: r["dev"] / scale for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
+        return {"dev": {r["metric"]: r["dev"] for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
                 "seconds_per_epoch": first["seconds_per_epoch"], "epochs_run": first["epochs_run"],
                 "device": first.get("device", ""), "committed": True,
                 # the patience rule's verdict, or what judges it where the rows predate the rule (table units)
                 "status": first.get("status") or "", "epoch_cap": first.get("epoch_cap", ""),
-                "dev_curves": {r["metric"]: dev_curve(r) for r in rows if r.get("dev_curve")}}
+                "dev_curves": {r["metric"]: scaled_curve(r) for r in rows if r.get("dev_curve")}}
 
     def rows_of(self, encoder: str, run: str, model: str, variant: str, phase: str, reported: bool,
                 columns: set[str]) -> tuple[list[dict], list[dict]]:
@@ -363,8 +435,8 @@ def superseded_path(csv_path: Path) -> Path:
     return csv_path.with_name(f"{csv_path.stem}.superseded.csv")
 
 
-def read_superseded(path: Path) -> list[dict]:
-    return read_csv(path) if path.exists() else []
+def read_superseded(path: Path, scaled: bool = True) -> list[dict]:
+    return read_csv(path, scaled) if path.exists() else []
 
 
 def record_superseded(path: Path, rows: list[dict], when: str) -> list[dict]:
@@ -373,7 +445,7 @@ def record_superseded(path: Path, rows: list[dict], when: str) -> list[dict]:
     def key(row):
         return row["encoder"], row["run"], row["dataset"], row["metric"]
 
-    kept = read_superseded(path)
+    kept = read_superseded(path, scaled=False)
     known = {key(r) for r in kept}
     kept += [{**r, "superseded_on": when} for r in rows if key(r) not in known]
     write_csv(path, kept, SUPERSEDED_FIELDS, lambda r: (r["superseded_on"], *_sort_key(r), r["run"]))
