@@ -76,3 +76,14 @@ def test_the_cost_section_says_under_what_load_its_seconds_were_measured():
     assert "CPU time per thread was 0.50 of the wall time" in note  # 2/4 and 6/(6 x 2)
     partial = [_row("s1-a", 4.0), _row("s2-b", 6.0, load_average=1.0)]
     assert "(recorded for 1 of 2 runs)" in timing.cost_note(partial)
+
+
+def test_runs_on_several_kinds_of_device_have_their_load_stated_apart():
+    """A GPU machine's load (20 workers on 16 cores) is not a CPU machine's (one run on 2 cores): a table
+    with runs on both says each one's, never their mean together."""
+    rows = [_row("s1-a", 4.0, device="cpu", load_average=2.0), _row("s2-b", 6.0, device="cpu", load_average=4.0),
+            _row("s3-c", 1.0, device="cuda", load_average=18.0)]
+    note = timing.cost_note(rows)
+    assert "on cpu, measured at a mean 1-minute load average of 3.0 (runs' means 2.0 to 4.0)" in note
+    assert "on cuda, measured at a mean 1-minute load average of 18.0" in note and "average of 8.0" not in note
+    assert timing.cost_note(rows[:2]) == timing.cost_note([{**r, "device": "cuda"} for r in rows[:2]])  # one device: no label

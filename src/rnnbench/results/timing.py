@@ -56,7 +56,8 @@ def _number(value) -> float | None:
 
 def cost_note(runs: list[dict]) -> str:
     """The line under a table's cost columns: what "s / training epoch" measured and under what load,
-    from evidence rows (one per run)."""
+    from evidence rows (one per run); per kind of device where runs ran on several (a GPU machine's
+    load counts its own cores and workers, not comparable with a CPU machine's)."""
     what = ("s / training epoch: wall-clock seconds of training per epoch (dev evaluation excluded), "
             "the mean over each row's reported runs")
     loads = [v for v in (_number(r.get(LOAD)) for r in runs) if v is not None]
@@ -64,12 +65,26 @@ def cost_note(runs: list[dict]) -> str:
         return (f"{what}; load not recorded (runs made before the load average was recorded): on a shared "
                 "machine these seconds vary several-fold with the other processes, so compare rows' "
                 "costs on a benchmark timed in one process (RCRN Table 10), not on this column.")
+    by_device: dict[str, list[dict]] = {}
+    for r in runs:
+        by_device.setdefault(r.get("device") or "", []).append(r)
+    if len(by_device) == 1:
+        return f"{what}; {_measured_under(runs)}."
+    return f"{what}; " + "; ".join(f"on {device or 'an unrecorded device'}, {_measured_under(group)}"
+                                   for device, group in sorted(by_device.items())) + "."
+
+
+def _measured_under(runs: list[dict]) -> str:
+    """The load and the CPU share of ``runs``' seconds (``cost_note``)."""
+    loads = [v for v in (_number(r.get(LOAD)) for r in runs) if v is not None]
+    if not loads:
+        return f"load not recorded ({len(runs)} runs)"
     share = "" if len(loads) == len(runs) else f" (recorded for {len(loads)} of {len(runs)} runs)"
-    text = (f"{what}; measured at a mean 1-minute load average of {statistics.fmean(loads):.1f} "
+    text = (f"measured at a mean 1-minute load average of {statistics.fmean(loads):.1f} "
             f"(runs' means {min(loads):.1f} to {max(loads):.1f}){share}")
     busy = [c / (w * int(r.get("threads") or 1)) for r in runs
             for c, w in [(_number(r.get(RECORD_CPU)), _number(r.get("seconds_per_epoch")))] if c is not None and w]
     if busy:
         text += (f"; CPU time per thread was {statistics.fmean(busy):.2f} of the wall time "
                  "(below 1: the run waited for a core, or its threads idled)")
-    return text + "."
+    return text
