@@ -74,8 +74,9 @@ else
 fi
 # Each experiment's corpus is prepared once, before the workers (they would queue on its lock); without the
 # datasets package there is no cache to prepare: each run reads the files.
-$PY -c "import datasets" 2>/dev/null || echo "no datasets package: each run reads its corpus from the files"
-$PY -c "import datasets" 2>/dev/null && for exp in $EXPERIMENTS; do
+if $PY -c "import datasets" 2>/dev/null; then prepared=$EXPERIMENTS
+else prepared=""; echo "no datasets package: each run reads its corpus from the files"; fi
+for exp in $prepared; do
   timeout $((STOP - $(date +%s))) $PY -c "
 from rnnbench.compose import compose_config; from rnnbench.data.prepare import load_splits, build_reader
 cfg = compose_config(['experiment=$exp']); load_splits(build_reader(cfg.task.reader), cfg.paths.data_dir, cfg.paths.cache_dir)" 2>&1 | tr '\r' '\n' | grep -v '%|'

@@ -22,12 +22,10 @@ from rnnbench.results.sanity_gate import committed_tables
 def migrate(table: str, results: Path) -> list[str]:
     scale, written = table_scale(table), []
     csv_path = results / f"{table}.csv"
-    for path, fields in ((csv_path, evidence.FIELDS), (evidence.superseded_path(csv_path), evidence.SUPERSEDED_FIELDS)):
+    for path, write in ((csv_path, evidence.write_csv), (evidence.superseded_path(csv_path), evidence.write_superseded)):
         if not path.exists() or "scale" in path.read_text().splitlines()[0].split(","):
             continue
-        rows = [evidence.from_table_units(r, scale) for r in evidence.read_csv(path, scaled=False)]
-        sort_key = None if path == csv_path else (lambda r: (r["superseded_on"], *evidence._sort_key(r), r["run"]))
-        evidence.write_csv(path, rows, fields, **({"sort_key": sort_key} if sort_key else {}))
+        write(path, [evidence.from_table_units(r, scale) for r in evidence.read_csv(path, scaled=False)])
         written.append(path.name)
     items_path = results / f"{table}.items.csv.gz"
     items = evidence.read_items(items_path, scaled=False)

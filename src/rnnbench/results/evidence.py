@@ -259,11 +259,11 @@ def read_items(path: Path, scaled: bool = True) -> list[dict]:
     with gzip.open(path, "rt", newline="") as handle:
         items = []
         for r in csv.DictReader(handle):
-            scale = r.get("scale") or ""
-            score = float(r["score"])
-            in_units = scaled and scale  # then in its own units, as in_table_units leaves a row
-            items.append({**r, "seed": int(r["seed"]), "score": score * float(scale) if in_units else score,
-                          "scale": "" if in_units or not scale else float(scale)})
+            scale = float(r["scale"]) if r.get("scale") else ""
+            item = {**r, "seed": int(r["seed"]), "score": float(r["score"]), "scale": scale}
+            if scaled and scale != "":  # in table units, and so in its own units now (as in_table_units leaves a row)
+                item.update(score=item["score"] * scale, scale="")
+            items.append(item)
         return items
 
 
@@ -448,8 +448,13 @@ def record_superseded(path: Path, rows: list[dict], when: str) -> list[dict]:
     kept = read_superseded(path, scaled=False)
     known = {key(r) for r in kept}
     kept += [{**r, "superseded_on": when} for r in rows if key(r) not in known]
-    write_csv(path, kept, SUPERSEDED_FIELDS, lambda r: (r["superseded_on"], *_sort_key(r), r["run"]))
+    write_superseded(path, kept)
     return kept
+
+
+def write_superseded(path: Path, rows: list[dict]) -> None:
+    """The superseded-runs file: by date, then as a table's CSV."""
+    write_csv(path, rows, SUPERSEDED_FIELDS, lambda r: (r["superseded_on"], *_sort_key(r), r["run"]))
 
 
 def superseded_note(path: Path, current: list[dict]) -> str | None:

@@ -166,7 +166,6 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, names: dic
     return fig
 
 
-@_sharing_math_parses
 def _stagger(xs: list[float], levels: int = 3) -> list[int]:
     """A height level per dot: dots closer than 3% of the x range to the one before them (in x
     order) step to the next level, so coinciding seeds and their labels stay apart."""
@@ -179,6 +178,7 @@ def _stagger(xs: list[float], levels: int = 3) -> list[int]:
     return out
 
 
+@_sharing_math_parses
 def paired_differences(differences: list[float], seeds: list[int], interval: tuple[float, float, float] | None,
                        label: str, claimed: float | None = None, level: str = "95%",
                        second: tuple[str, tuple[float, float, float]] | None = None, colour: str = "#333333",
