@@ -181,11 +181,38 @@ def test_a_context_projection_the_encoder_ignores_is_excused_and_named():
 
 def test_recurrent_weights_that_one_token_sequences_leave_without_gradient_are_excused():
     one_token = collate([{**e, "tokens": e["tokens"][:1]} for e in _examples()], ["tokens", "aspect"])
-    check = sanity.gradients(_model(), one_token, 1, ["tokens", "aspect"])
+    check = sanity.gradients(_model(), one_token, 1, ["tokens", "aspect"], VOCAB)
     assert check.passed and "encoder.layers.0.rnn.weight_hh_l0" in check.detail["excused"]
     assert "one token" in check.detail["excused"]["encoder.layers.0.rnn.weight_hh_l0"]
-    unused = sanity.gradients(_model(UnusedParameter(EMB, hidden_size=8, bidirectional=True)), one_token, 1, ["tokens", "aspect"])
+    unused = sanity.gradients(_model(UnusedParameter(EMB, hidden_size=8, bidirectional=True)), one_token, 1, ["tokens", "aspect"], VOCAB)
     assert not unused.passed and unused.detail["without_gradient"] == ["encoder.spare"]
+
+
+class AttentionPool(Encoder):
+    """Each state is its token plus an attention-pooled summary of the sequence (a learned score
+    per token): over one token the attention weight is 1 whatever the score."""
+
+    def __init__(self, input_size: int):
+        super().__init__(input_size, input_size)
+        self.score = nn.Linear(input_size, 1, bias=False)
+
+    def forward(self, x, mask, context=None):
+        from rnnbench.nn.util import masked_softmax
+
+        weights = masked_softmax(self.score(x).squeeze(-1), mask, dim=1)
+        summary = torch.bmm(weights.unsqueeze(1), x)
+        return EncoderOutput(zero_padding(x + summary, mask))
+
+
+def test_an_attention_over_a_one_token_field_is_excused_by_lengthening_it_with_another_word():
+    """Lengthened with the same word again, the attention would score both positions equally and
+    its weights would still get no gradient (the span head's question score under FHE)."""
+    one_token = collate([{**e, "tokens": e["tokens"][:1]} for e in _examples()], ["tokens", "aspect"])
+    check = sanity.gradients(_model(AttentionPool(EMB)), one_token, 1, ["tokens", "aspect"], VOCAB)
+    assert check.passed and "one token" in check.detail["excused"]["encoder.score.weight"]
+    longer = sanity._with_tokens_twice(one_token, ["tokens"], 2, len(VOCAB))
+    first, second = longer["tokens"][:, 0], longer["tokens"][:, 1]
+    assert bool((first != second).all()) and bool(longer["tokens_mask"][:, :2].all())
 
 
 def test_the_input_check_changes_the_last_real_token_of_each_input_field():
@@ -251,9 +278,58 @@ def test_states_constant_across_tokens_fail_memorisation_and_the_input_check():
 
 def test_a_rate_at_which_nothing_is_learned_fails_memorisation(monkeypatch):
     monkeypatch.setattr(sanity, "MEMORISE_STEPS", 50)  # the budget's length does not matter here: nothing moves
+    monkeypatch.setattr(sanity, "MEMORISE_MAX_STEPS", 50)
     model = _model()
     check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg(lr=1e-7))
     assert not check.passed and "after 50 steps" in check.shown
+
+
+def test_the_memorisation_budget_is_a_distance_at_small_rates():
+    assert sanity.memorise_budget(3e-3) == sanity.memorise_budget(1e-3) == sanity.MEMORISE_STEPS == 300
+    assert sanity.memorise_budget(5e-4) == 600 and sanity.memorise_budget(3e-4) == 1000
+    assert sanity.memorise_budget(1e-4) == sanity.MEMORISE_MAX_STEPS == 3000
+    assert sanity.memorise_budget(1e-7) == 3000
+
+
+class ShutInEval(Encoder):
+    """Samples a gate per token in training and thresholds it in eval, where every gate is shut:
+    the states are the input at open gates and zero elsewhere (FHE's gates, in the extreme)."""
+
+    def __init__(self, input_size: int):
+        super().__init__(input_size, input_size)
+        self.gate = nn.Linear(input_size, 1)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x, mask, context=None):
+        p = torch.sigmoid(self.gate(x).squeeze(-1))
+        if self.training:
+            self.calls += 1  # state a training-mode pass changes (FHE's reward baseline)
+            b = torch.bernoulli(torch.full_like(p, 0.9)).bool()
+            log_prob = torch.where(b, p.log(), torch.log1p(-p)).sum(dim=1)
+        else:
+            b, log_prob = p > 2.0, None
+        return EncoderOutput(zero_padding(x * b.unsqueeze(-1), mask), policy_log_prob=log_prob)
+
+
+def test_decisions_sampled_in_training_are_scored_sampled_with_the_eval_rule_beside():
+    model = _model(ShutInEval(EMB), hidden=32)
+    probe = probe_for(model.head)
+    check = sanity.memorisation(model, BATCH, probe, _cfg(), sampled_decisions=True)
+    assert check.passed and "decisions sampled" in check.shown and check.detail["decisions_sampled"]
+    step, sampled, _, eval_rule = check.detail["curve"][-1]
+    assert sampled >= sanity.MEMORISE_TARGET and eval_rule < 0.6  # every gate shut in eval: the majority at best
+    plain = sanity.memorisation(_model(ShutInEval(EMB), hidden=32), BATCH, probe, _cfg())
+    assert not plain.passed
+
+
+def test_scoring_with_sampled_decisions_leaves_the_buffers_and_the_random_stream_alone():
+    model = _model(ShutInEval(EMB))
+    model.train()
+    calls, state = model.encoder.calls.clone(), torch.random.get_rng_state()
+    out = sanity._sampled_output(model, BATCH, 1)
+    assert float(out.encoder_output.states.abs().sum()) > 0  # gates were sampled open
+    assert torch.equal(model.encoder.calls, calls) and torch.equal(torch.random.get_rng_state(), state)
+    assert not model.training
 
 
 def test_memorisation_stops_once_the_target_is_reached():

@@ -150,3 +150,38 @@ def test_the_script_checks_a_row_caches_it_and_reports_absent_data(gate_on, tmp_
     md = (tmp_path / "results" / gate.MARKDOWN).read_text()
     assert "## rcrn_table5" in md and "| data missing |" in md
     assert "| `lstm1` | picking |" in md  # the table not asked for keeps its rows
+
+
+def _v2_entry(lr: float, memorised: bool, sampled: bool = False, excused: dict | None = None, status: str | None = None) -> dict:
+    checks = [sanity.Check("gradients", 0.0, True, "all 10 tensors", {"excused": excused or {}}),
+              sanity.Check("train_eval", 1.0, True, "1x", {"decisions_as_in_eval": sampled}),
+              sanity.Check("memorisation", 0.97 if memorised else 0.5, memorised, "...", {"steps": 125 if memorised else 300})]
+    verdict = sanity.Verdict(checks, lr, "adam", 64, "examples")
+    return {"key": "old", "status": status or (gate.PASS if memorised else gate.FAIL), "verdict": verdict.to_dict()}
+
+
+@pytest.mark.parametrize("entry, carried", [
+    (_v2_entry(1e-3, True), True),
+    (_v2_entry(3e-3, False), True),  # the budget is unchanged at 1e-3 and above
+    (_v2_entry(1e-4, True), True),  # a pass within 300 steps is a pass within more
+    (_v2_entry(1e-4, False), False),  # a failure at a small rate: the larger budget may change it
+    (_v2_entry(1e-3, True, sampled=True), False),  # decisions sampled in training are scored otherwise now
+    (_v2_entry(1e-3, True, excused={"w": "every tokens here has one token; ..."}), False),
+    ({"key": "old", "status": gate.DATA_MISSING, "verdict": None}, False),
+])
+def test_a_previous_version_verdict_carries_over_only_where_the_new_checks_cannot_change_it(entry, carried):
+    assert sanity.carried_over(entry) is carried
+
+
+def test_a_carried_verdict_is_stored_under_the_new_key_naming_the_old(gate_on, monkeypatch):
+    cfg = gate.row_config(gate.Row("", "synthetic_span_copy", "bilstm"), [*gate_on, *SMALL])
+    key, old_key = gate.row_key(cfg), gate.row_key(cfg, sanity.PREVIOUS)
+    assert key != old_key and gate.read_cached(cfg, key) is None
+    failing_at_low_rate = {**_v2_entry(1e-4, False), "key": old_key}
+    gate.cache_file(cfg, old_key).parent.mkdir(parents=True)
+    gate.cache_file(cfg, old_key).write_text(json.dumps(failing_at_low_rate))
+    assert gate.read_cached(cfg, key) is None
+    gate.cache_file(cfg, old_key).write_text(json.dumps({**_v2_entry(1e-4, True), "key": old_key}))
+    entry = gate.read_cached(cfg, key)
+    assert entry["status"] == gate.PASS and entry["key"] == key and entry["carried_from"] == old_key
+    assert json.loads(gate.cache_file(cfg, key).read_text()) == entry

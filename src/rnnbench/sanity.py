@@ -27,10 +27,14 @@ what it is:
    (inverted dropout keeps a bounded state's scale; dropout on an unbounded path does not).
    An encoder that samples decisions in training (FHE's gates) keeps its eval-mode
    decisions for this comparison: their sampling is the method, not dropout.
-5. ``memorisation``: up to ``MEMORISE_STEPS`` full-batch steps of the row's optimizer at
-   the row's learning rate (its gradient clipping and weight decay, train mode) reach
+5. ``memorisation``: up to ``memorise_budget(lr)`` full-batch steps of the row's optimizer
+   at the row's learning rate (its gradient clipping and weight decay, train mode) reach
    ``MEMORISE_TARGET`` training accuracy on the subset (scored in eval mode every
-   ``MEMORISE_EVERY`` steps).
+   ``MEMORISE_EVERY`` steps). The budget is ``MEMORISE_STEPS`` at ``MEMORISE_REFERENCE_LR``
+   or above and grows as 1/lr below it, up to ``MEMORISE_MAX_STEPS``: Adam moves a weight
+   by about lr per step, so a budget of steps is a budget of distance only at a fixed rate.
+   An encoder that samples decisions in training (FHE's gates) is scored with its decisions
+   sampled as in training; the accuracy under its eval-mode rule is in the detail.
 
 ``check_model`` runs them in that order (the first four at initialisation, memorisation
 last since it trains the model) and returns a ``Verdict``. Which rows a table runs, the
@@ -55,7 +59,9 @@ from rnnbench.training.model import TaskModel, build_model
 
 # Bump when a check or threshold changes: it is part of every cached verdict's key.
 # 2: the input check changes the last real token (was the middle one); one-token fields' recurrences excused.
-VERSION = 2
+# 3: the memorisation budget grows as 1/lr below MEMORISE_REFERENCE_LR; sampled decisions scored as
+#    sampled; a one-token field is lengthened with another word (a repeated word cannot move an attention).
+VERSION = 3
 
 EXAMPLES = 64
 PRIOR_TOLERANCE = 0.25  # |loss - prior| <= 25% of the prior, or PRIOR_FLOOR where that is larger
@@ -68,6 +74,8 @@ PADDING_CHANGE_MAX = 1e-5  # largest relative output change from padding (float3
 DRAWS = 4  # train-mode forward passes averaged
 TRAIN_EVAL_FACTOR = 1.5
 MEMORISE_STEPS = 300
+MEMORISE_REFERENCE_LR = 1e-3  # MEMORISE_STEPS at this rate or above; ~1/lr steps below it
+MEMORISE_MAX_STEPS = 3000  # the budget at 1e-4, the smallest rate a committed table uses
 MEMORISE_EVERY = 25
 MEMORISE_TARGET = 0.95
 
@@ -79,7 +87,40 @@ def thresholds() -> dict:
     return {"version": VERSION, "examples": EXAMPLES, "prior_tolerance": PRIOR_TOLERANCE, "prior_floor": PRIOR_FLOOR, "token_change_min": TOKEN_CHANGE_MIN,
             "padding_extra": PADDING_EXTRA, "padding_change_max": PADDING_CHANGE_MAX, "draws": DRAWS,
             "train_eval_factor": TRAIN_EVAL_FACTOR, "memorise_steps": MEMORISE_STEPS, "memorise_every": MEMORISE_EVERY,
-            "memorise_target": MEMORISE_TARGET}
+            "memorise_target": MEMORISE_TARGET, "memorise_reference_lr": MEMORISE_REFERENCE_LR,
+            "memorise_max_steps": MEMORISE_MAX_STEPS}
+
+
+# Version 2's constants: the cache keys its verdicts were stored under (``carried_over``).
+PREVIOUS = {"version": 2, "examples": 64, "prior_tolerance": 0.25, "prior_floor": 0.1, "token_change_min": 1e-5,
+            "padding_extra": 4, "padding_change_max": 1e-5, "draws": 4, "train_eval_factor": 1.5,
+            "memorise_steps": 300, "memorise_every": 25, "memorise_target": 0.95}
+
+
+def carried_over(entry: dict) -> bool:
+    """Whether a version-2 verdict (a cached entry) is the verdict version 3 would give, without
+    checking again. Version 3 changed three things, each of which leaves some verdicts alone:
+    the memorisation budget (unchanged at ``MEMORISE_REFERENCE_LR`` and above; below it a pass
+    within 300 steps is the same pass, the steps being the same seeded computation, scored at the
+    same steps); how decisions sampled in training are scored (only rows that sample them); and
+    how a one-token field is lengthened (only rows where a one-token field left a tensor without
+    gradient: excused by it, or failing). Any other verdict, and any entry without one, is not."""
+    verdict = entry.get("verdict")
+    if entry.get("status") not in ("pass", "fail") or not verdict:
+        return False
+    checks = {c["name"]: c for c in verdict["checks"]}
+    gradients, train_eval, memorised = checks["gradients"], checks["train_eval"], checks["memorisation"]
+    if train_eval["detail"].get("decisions_as_in_eval"):
+        return False
+    if not gradients["passed"] or any("one token" in why for why in gradients["detail"].get("excused", {}).values()):
+        return False
+    return float(verdict["lr"]) >= MEMORISE_REFERENCE_LR or bool(memorised["passed"])
+
+
+def memorise_budget(lr: float) -> int:
+    """Full-batch steps the memorisation check allows at rate ``lr`` (see the module docstring)."""
+    scaled = math.ceil(MEMORISE_STEPS * MEMORISE_REFERENCE_LR / lr - 1e-9) if lr > 0 else MEMORISE_MAX_STEPS
+    return min(MEMORISE_MAX_STEPS, max(MEMORISE_STEPS, scaled))
 
 
 @dataclass
@@ -211,17 +252,20 @@ def _without_gradient(model: TaskModel, batch: dict, seed: int) -> tuple[list[st
     return without, excused, len(params)
 
 
-def gradients(model: TaskModel, batch: dict, seed: int, fields: list[str] = ()) -> Check:
+def gradients(model: TaskModel, batch: dict, seed: int, fields: list[str] = (), vocab=None) -> Check:
     """One train-mode backward of the training loss; every trainable tensor must get a
-    non-zero gradient somewhere (see the module docstring for what is excused)."""
+    non-zero gradient somewhere (see the module docstring for what is excused). ``vocab``
+    names the words a one-token field is lengthened with (needed only where a field has one token)."""
     without, excused, total = _without_gradient(model, batch, seed)
     if "embedding.weight" in without and getattr(model.head, "one_hot_size", 0):
         excused["embedding.weight"] = "the head reads one-hot inputs, not the embedding table"
     one_token = [f for f in fields if f in batch and int(batch[f"{f}_mask"].sum(dim=1).max()) == 1]
     if one_token and set(without) - set(excused):
-        still = set(_without_gradient(model, _with_tokens_twice(batch, [f for f in fields if f in batch]), seed)[0])
+        ids = special_ids(vocab)
+        longer = _with_tokens_twice(batch, [f for f in fields if f in batch], max(ids) + 1, len(vocab))
+        still = set(_without_gradient(model, longer, seed)[0])
         for name in set(without) - set(excused) - still:
-            excused[name] = f"every {', '.join(one_token)} here has one token; it gets a gradient from two-token ones"
+            excused[name] = f"every {', '.join(one_token)} here has one token; it gets a gradient from two different tokens"
     failing = [n for n in without if n not in excused]
     if failing:
         listed = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
@@ -252,11 +296,14 @@ def _with_changed_tokens(batch: dict, fields: list[str], first_word: int, vocab_
     return changed
 
 
-def _with_tokens_twice(batch: dict, fields: list[str]) -> dict:
-    """Every text field's real tokens repeated once more (padding after them)."""
+def _with_tokens_twice(batch: dict, fields: list[str], first_word: int, vocab_size: int) -> dict:
+    """Every text field twice as long: its real tokens, then each one's next word (padding after
+    them). Another word, not the same one again: an attention over two equal tokens scores them
+    equally whatever its weights, so its weights would still get no gradient."""
     longer = dict(batch)
     for f in fields:
-        rows = [ids[: int(n)].tolist() * 2 for ids, n in zip(batch[f], batch[f"{f}_mask"].sum(dim=1))]
+        rows = [real + _next_word(torch.tensor(real, dtype=torch.long), first_word, vocab_size).tolist()
+                for real in (ids[: int(n)].tolist() for ids, n in zip(batch[f], batch[f"{f}_mask"].sum(dim=1)))]
         width = max(1, max(len(r) for r in rows))
         longer[f] = torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=batch[f].dtype)
         longer[f"{f}_mask"] = torch.arange(width).unsqueeze(0) < torch.tensor([len(r) for r in rows]).unsqueeze(1)
@@ -359,35 +406,69 @@ def train_eval(model: TaskModel, batch: dict, seed: int) -> Check:
     return Check("train_eval", ratio, ok, f"{ratio:.3g}x" + (" (decisions as in eval)" if sampled else ""), detail)
 
 
-def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say=lambda _: None) -> Check:
+def _sampled_output(model: TaskModel, batch: dict, seed: int):
+    """The eval-mode output with the encoder's decisions sampled as in training (its dropout
+    off, seeded), leaving the model's buffers (FHE's reward baseline) and the random stream as
+    they were: scoring must not change what the next training step does."""
+    buffers = [b.clone() for b in model.buffers()]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model.eval()
+        model.encoder.train()
+        for module in model.encoder.modules():
+            if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+                module.eval()
+        with torch.no_grad():
+            out = model(batch)[0]
+    model.eval()
+    with torch.no_grad():
+        for buffer, saved in zip(model.buffers(), buffers):
+            buffer.copy_(saved)
+    return out
+
+
+def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say=lambda _: None,
+                 sampled_decisions: bool = False) -> Check:
+    """Up to ``memorise_budget(lr)`` full-batch training steps, scored every ``MEMORISE_EVERY``.
+    ``sampled_decisions``: the encoder samples decisions in training (FHE's gates), so a score
+    reads them sampled as in training (the check asks whether the model learns); the score
+    under the eval-mode rule is kept beside it (the fourth number of each curve point)."""
     from rnnbench.training.loop import build_optimizer
 
     t = cfg.trainer
+    budget = memorise_budget(float(t.lr))
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = build_optimizer(cfg, trainable)
     torch.manual_seed(cfg.seed)
     accuracy, steps, curve = 0.0, 0, []
-    for step in range(1, MEMORISE_STEPS + 1):
+    for step in range(1, budget + 1):
         model.train()
         _, loss = model(batch)
         if not torch.isfinite(loss):
             return Check("memorisation", accuracy, False, f"the loss is {float(loss)} at step {step} (lr {t.lr:g})",
-                         {"steps": step, "curve": curve})
+                         {"steps": step, "curve": curve, "budget": budget})
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if t.grad_clip:
             torch.nn.utils.clip_grad_norm_(trainable, t.grad_clip)
         optimizer.step()
-        if step % MEMORISE_EVERY == 0 or step == MEMORISE_STEPS:
+        if step % MEMORISE_EVERY == 0 or step == budget:
             hits, total = probe.hits(batch, _eval_output(model, batch))
-            accuracy, steps = hits / max(total, 1), step
-            curve.append([step, accuracy, float(loss.detach())])
-            say(f"  memorisation step {step}: {accuracy:.0%} of {total} {probe.unit} (loss {curve[-1][2]:.3g})")
+            point = [step, hits / max(total, 1), float(loss.detach())]
+            if sampled_decisions:  # [step, accuracy with sampled decisions, loss, accuracy under the eval rule]
+                point = [step, probe.hits(batch, _sampled_output(model, batch, cfg.seed))[0] / max(total, 1), point[2], point[1]]
+            accuracy, steps = point[1], step
+            curve.append(point)
+            said = f" ({point[3]:.0%} with eval-mode decisions)" if sampled_decisions else ""
+            say(f"  memorisation step {step}: {accuracy:.0%} of {total} {probe.unit}{said} (loss {point[2]:.3g})")
             if accuracy >= MEMORISE_TARGET:
                 break
     ok = accuracy >= MEMORISE_TARGET
     shown = f"{accuracy:.0%} at step {steps}" if ok else f"{accuracy:.0%} after {steps} steps"
-    return Check("memorisation", accuracy, ok, shown, {"steps": steps, "curve": curve})
+    if sampled_decisions:
+        shown += f" (decisions sampled; {curve[-1][3]:.0%} with eval-mode ones)" if curve else " (decisions sampled)"
+    return Check("memorisation", accuracy, ok, shown, {"steps": steps, "curve": curve, "budget": budget,
+                                                       "decisions_sampled": sampled_decisions})
 
 
 def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None) -> Verdict:
@@ -409,12 +490,16 @@ def _check_model(cfg: DictConfig, data: TaskData, say) -> Verdict:
     probe = probe_for(model.head)
     examples, fields = fixed_subset(cfg, data, model, probe)
     batch = collate(examples, fields)
-    checks = []
+    checks: list[Check] = []
+
+    def sampled() -> bool:  # what the train/eval check found
+        return bool(checks[-1].detail.get("decisions_as_in_eval", False))
+
     steps = [("initial_loss", lambda: initial_loss(model, batch, probe)),
-             ("gradients", lambda: gradients(model, batch, cfg.seed, fields)),
+             ("gradients", lambda: gradients(model, batch, cfg.seed, fields, data.vocab)),
              ("input", lambda: input_dependence(model, batch, probe, fields, data.vocab, cfg.seed)),
              ("train_eval", lambda: train_eval(model, batch, cfg.seed)),
-             ("memorisation", lambda: memorisation(model, batch, probe, cfg, say))]
+             ("memorisation", lambda: memorisation(model, batch, probe, cfg, say, sampled_decisions=sampled()))]
     for name, run in steps:
         with _Timer() as timer:
             check = run()

@@ -286,3 +286,32 @@ def test_options_are_checked():
         make(shortlist_size=0)
     with pytest.raises(ValueError, match="max_answer_length"):
         make(max_answer_length=0)
+
+
+def test_without_the_pointer_no_switch_is_built_and_its_runs_get_a_new_version():
+    head, _, _ = make("lstm1", pointer=False)
+    assert head.switch is None and not any(name.startswith("switch") for name, _ in head.named_parameters())
+    assert PointerGeneratorHead.version_for({"pointer": False}) == PointerGeneratorHead.version + 1
+    assert PointerGeneratorHead.version_for({"pointer": True}) == PointerGeneratorHead.version_for({}) == PointerGeneratorHead.version
+
+
+def test_without_the_pointer_memorised_means_every_word_the_shortlist_can_say():
+    """The answers hold words outside the shortlist: greedy decoding can never give them, but the
+    head learns its training targets (each such word as <unk>), which the probe counts."""
+    from rnnbench.heads.probes import PointerGeneratorProbe
+
+    head, enc, emb = make("lstm1", pointer=False)
+    probe = PointerGeneratorProbe(head)
+    params = [*head.parameters(), *enc.parameters(), *emb.parameters()]
+    optimizer = torch.optim.Adam(params, lr=1e-2)
+    for _ in range(150):
+        head.train(), enc.train()
+        loss = head(BATCH, emb, enc).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    head.eval(), enc.eval()
+    with torch.no_grad():
+        out = head(BATCH, emb, enc)
+    assert probe.hits(BATCH, out) == (2, 2)
+    assert head.decode(out, BATCH) != ["w3 w7", "w4 the"]  # never the gold words outside the shortlist

@@ -27,7 +27,7 @@ Options (paper values in the task configs, conf/task/msmarco.yaml):
   ``question_dim`` (the question vector, FHE's context), ``attention_dim``;
 - ``concat_question`` (the question vector beside every passage token, FHE's eq. 1 input;
   baselines read it too, so that LSTM2 is FHE with every gate open as in the paper's footnote 1);
-- ``pointer: false`` removes the copy path (the paper's "– pointer softmax" ablation);
+- ``pointer: false`` removes the copy path and its switch (the paper's "– pointer softmax" ablation);
   ``copy_smoothing`` (delta above; ours);
 - ``max_answer_length`` (greedy decoding), ``max_target_length`` (training targets cut to this
   many words; null = whole answers), ``dropout`` (decoder features; ours, the paper gives none);
@@ -95,6 +95,13 @@ class PointerGeneratorHead(Head):
 
     predicts_from_text = False  # its forward reads the gold answer's tokens (teacher forcing)
 
+    @classmethod
+    def version_for(cls, options) -> int:
+        """One past ``version`` without the pointer, which no longer builds the switch it never
+        used (its weights were counted among the parameters and drew from the random stream);
+        ``version`` with it (those runs are unchanged)."""
+        return cls.version if options.get("pointer", True) else cls.version + 1
+
     def __init__(
         self,
         embedding_dim: int,
@@ -146,7 +153,8 @@ class PointerGeneratorHead(Head):
         self.dropout = nn.Dropout(dropout)
         self.readout = nn.Linear(D + H + E, D)
         self.shortlist_out = nn.Linear(D, self.n_short)
-        self.switch = nn.Sequential(nn.Linear(D + H + E, D), nn.Tanh(), nn.Linear(D, 1))
+        # The switch mixes the shortlist with the copy distribution: without the pointer there is nothing to mix.
+        self.switch = nn.Sequential(nn.Linear(D + H + E, D), nn.Tanh(), nn.Linear(D, 1)) if pointer else None
 
     @staticmethod
     def encoder_input_size(embedding_dim: int, question_dim: int = 300, concat_question: bool = True, **_) -> int:
@@ -177,10 +185,11 @@ class PointerGeneratorHead(Head):
         return (h, c), context, weights
 
     def outputs(self, h: torch.Tensor, context: torch.Tensor, prev: torch.Tensor):
-        """Shortlist log-probabilities [..., n_short] and the switch logit [...] (log z = logsigmoid)."""
+        """Shortlist log-probabilities [..., n_short] and the switch logit [...] (log z = logsigmoid;
+        None without the pointer)."""
         features = self.dropout(torch.cat([h, context, prev], dim=-1))
         log_short = torch.log_softmax(self.shortlist_out(torch.tanh(self.readout(features))), dim=-1)
-        return log_short, self.switch(features).squeeze(-1)
+        return log_short, self.switch(features).squeeze(-1) if self.pointer else None
 
     def copy_distribution(self, attention: torch.Tensor, mem: Memory) -> torch.Tensor:
         """r over passage positions ([..., T], like ``attention``): the attention smoothed over the real tokens.
@@ -242,8 +251,13 @@ class PointerGeneratorHead(Head):
         loss = -log_likelihood.sum() / steps.sum().clamp(min=1)
         # Evaluation decodes here, while the embedding is at hand: decode() reads the answers.
         answers = None if self.training else self.greedy(mem, embed)
-        return HeadOutput(loss=loss, log_likelihood=log_likelihood, logits=None, encoder_output=enc,
-                          extra={"answers": answers})
+        extra = {"answers": answers}
+        if not self.pointer and not self.training:
+            # What the shortlist alone can say: each answer word, or <unk> for one outside it. Greedy
+            # decoding never emits <unk>, so this is what "memorised" means without the pointer.
+            expressible = torch.where(targets < self.n_short, targets, self.unk_id)
+            extra["teacher_forced_right"] = ((log_short.argmax(dim=-1) == expressible) | ~steps).all(dim=1)
+        return HeadOutput(loss=loss, log_likelihood=log_likelihood, logits=None, encoder_output=enc, extra=extra)
 
     # ---- evaluation: greedy decoding ---------------------------------------------------
 

@@ -128,7 +128,10 @@ class RankerProbe(Probe):
 class PointerGeneratorProbe(Probe):
     """``heads.pointer_generator``: the prior is the head's own pointer softmax with a uniform
     shortlist, an even switch and uniform attention over the passage; an answer is memorised
-    when greedy decoding gives exactly its words."""
+    when greedy decoding gives exactly its words. Without the pointer (the ablation) a word
+    outside the shortlist cannot be said at all: an answer is memorised when, fed the gold
+    words, the shortlist's most likely word is at every step the answer's word, or <unk> for
+    one outside the shortlist (the training target)."""
 
     unit = "answers"
 
@@ -162,6 +165,9 @@ class PointerGeneratorProbe(Probe):
         return value, "uniform shortlist, even switch, uniform copy"
 
     def hits(self, batch, out):
+        if "teacher_forced_right" in out.extra:
+            right = out.extra["teacher_forced_right"]
+            return int(right.sum()), int(right.numel())
         answers = out.extra["answers"]
         targets, _, lengths = self._targets(batch)
         right = sum(1 for b, answer in enumerate(answers) if answer == targets[b, : int(lengths[b])].tolist())

@@ -93,8 +93,9 @@ def row_config(row: Row, extra: list[str] = (), base: DictConfig | None = None) 
     return compose_config([f"experiment={row.experiment}", f"encoder={row.encoder}", f"seed={seed}", f"trainer.lr={lr!r}", *extra])
 
 
-def row_key(cfg: DictConfig) -> str:
-    blob = json.dumps({"run": identity_parts(cfg), "checks": sanity.thresholds()}, sort_keys=True, default=str)
+def row_key(cfg: DictConfig, checks: dict | None = None) -> str:
+    """The row's cache key under the checks' constants (``checks``: the current ones by default)."""
+    blob = json.dumps({"run": identity_parts(cfg), "checks": checks or sanity.thresholds()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -102,13 +103,28 @@ def cache_file(cfg: DictConfig, key: str) -> Path:
     return Path(str(cfg.paths.runs_dir)) / "sanity" / f"{key[:16]}.json"
 
 
-def read_cached(cfg: DictConfig, key: str) -> dict | None:
-    path = cache_file(cfg, key)
+def _read_entry(cfg: DictConfig, key: str) -> dict | None:
     try:
-        entry = json.loads(path.read_text())
+        entry = json.loads(cache_file(cfg, key).read_text())
     except (OSError, ValueError):
         return None
     return entry if entry.get("key") == key else None
+
+
+def read_cached(cfg: DictConfig, key: str) -> dict | None:
+    """The row's cached entry under ``key``; else its entry from the checks' previous version
+    where that verdict carries over unchanged (``sanity.carried_over``), stored under ``key``
+    with ``carried_from`` naming the old key."""
+    entry = _read_entry(cfg, key)
+    if entry is not None:
+        return entry
+    old_key = row_key(cfg, sanity.PREVIOUS)
+    old = _read_entry(cfg, old_key)
+    if old is None or not sanity.carried_over(old):
+        return None
+    entry = {**old, "key": key, "carried_from": old_key}
+    write_json_atomic(cache_file(cfg, key), entry)
+    return entry
 
 
 def committed_lines(path: str | Path) -> dict[str, dict]:
@@ -326,7 +342,9 @@ def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept:
         f"- train/eval norm: the encoder states' norm in train mode (dropout on, {t['draws']} draws) over eval mode's, "
         f"within {1 / t['train_eval_factor']:.2f}-{t['train_eval_factor']:g}x;",
         f"- memorised: >= {t['memorise_target']:.0%} training accuracy on the subset within {t['memorise_steps']} full-batch "
-        f"steps of the row's optimizer at its rate (scored every {t['memorise_every']} steps).",
+        f"steps of the row's optimizer at its rate, at {t['memorise_reference_lr']:g} or above; below it the budget grows as "
+        f"1/lr, up to {t['memorise_max_steps']} steps (scored every {t['memorise_every']} steps). Gates sampled in training "
+        "(FHE) are scored sampled; the accuracy with eval-mode gates is shown beside.",
         "",
         "Rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {cpu / 60:.0f} CPU minutes of checks (one thread).",
     ]
