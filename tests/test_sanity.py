@@ -385,7 +385,7 @@ def test_a_span_heads_prior_is_a_uniform_start_and_end(tmp_path):
     check = sanity.input_dependence(model, batch, probe, ["passage", "question"], vocab, 1)
     assert check.passed and probe.output(model(batch)[0]).shape[1:] == (2, batch["passage"].shape[1])
     for layer in (model.head.start_out, model.head.end_out):
-        nn.init.zeros_(layer.weight), nn.init.zeros_(layer.bias)
+        nn.init.zeros_(layer.weight)
     check = sanity.initial_loss(model, batch, probe)
     assert check.passed and check.value == pytest.approx(check.detail["prior"], rel=1e-6)
 

@@ -201,3 +201,9 @@ def test_encoder_losses_are_averaged_over_the_calls():
     out = head(batch_of([example(0, 7, 3, rng), example(1, 5, 4, rng)]), embedding, encoder)
     assert len(losses) == 4
     torch.testing.assert_close(out.encoder_output.aux_loss.detach(), torch.stack(losses).mean())
+
+
+def test_the_start_and_end_scores_have_no_bias_a_softmax_over_positions_would_cancel():
+    for pointer in ("bilstm", "encoder"):
+        head = SpanHead(EMB, 8, 0, pointer=pointer)
+        assert head.start_out.bias is None and head.end_out.bias is None

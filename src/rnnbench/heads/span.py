@@ -51,6 +51,9 @@ Dropout (``dropout``) on the input layer, the encoder outputs and G: the paper
 tuned it in {0.1, 0.2, 0.3} on every layer.
 The encoder's calls (passage, question, pointer layers) are combined by
 ``encoders.base.combine_outputs``: aux losses averaged (summed before version 2).
+The start and end scores have no bias since version 3: a bias adds the same number to every
+position's score, which a softmax over positions cancels, so it never learned anything and its
+gradient was zero up to float noise.
 """
 from __future__ import annotations
 
@@ -95,7 +98,7 @@ class SpanHead(Head):
     # 2: the encoder's aux losses over its calls (passage, question, pointer layers) are averaged
     # (encoders.base.combine_outputs), no longer summed, so MZU's and FHE's regularisers weigh as
     # in every other head.
-    version = 2
+    version = 3
 
     def __init__(
         self,
@@ -175,8 +178,8 @@ class SpanHead(Head):
             self.to_pointer1 = nn.Linear(g, self.input_size)
             self.to_pointer2 = nn.Linear(d, self.input_size)
             p1 = p2 = d
-        self.start_out = nn.Linear(p1, 1)
-        self.end_out = nn.Linear(p2, 1)
+        self.start_out = nn.Linear(p1, 1, bias=False)  # a bias cannot move a softmax over positions
+        self.end_out = nn.Linear(p2, 1, bias=False)
 
     @staticmethod
     def encoder_input_size(embedding_dim: int, projection_dim: int | None = 300, exact_match_feature: bool = True, **_) -> int:
