@@ -11,9 +11,14 @@ weights. Zones are row vectors, as in the paper:
              cap: dynamic routing of z_i W^c_j (W^c_j shared by all inputs)      (J capsules)
     f_j  = max(0, o_j W_1 + b_1) W_2 + b_2     FFN shared across zones            (eq. 5)
     M    = [f_1; ...; f_J] W_a + b_a           concatenation, final linear map
-    g_t  = sigmoid(M_g(x_t, h_{t-1}))                                              (eq. 3)
-    h~_t = dropout(tanh(LN(M_h(x_t, h_{t-1}))))                                    (eq. 2)
+    g_t  = sigmoid(LN(M_g(x_t, h_{t-1})))                                          (eq. 3)
+    h~_t = dropout(tanh(M_h(x_t, h_{t-1})))                                        (eq. 2)
     h_t  = (1 - g_t) * h_{t-1} + g_t * h~_t                                        (eq. 1)
+
+The paper applies layer normalisation without saying where. ``MZUOptions.layer_norm``
+places it: ``gate`` (above: on M_g before the sigmoid, where the first author's code for
+DTMT, the deep-transition RNN MZU builds on, puts it) or ``candidate`` (on M_h before the
+tanh: h~_t = dropout(tanh(LN(M_h))), g_t = sigmoid(M_g); the encoder's version 2).
 
 Deep transition (eqs. 15-17): each step runs the cell on x_t, then L transition
 cells whose input is 0, each reading the state the previous cell wrote. Their
@@ -83,10 +88,11 @@ from rnnbench.kernels.mzu_transition.reference import (
 )
 
 COMPOSITIONS = ("sat", "gcn", "cap")
+LAYER_NORMS = ("gate", "candidate")  # where the layer norm sits: on M_g before the sigmoid, or on M_h before the tanh
 IMPLS = ("reference", "torch", "cpu")
 
 __all__ = [
-    "COMPOSITIONS", "GCN_ACTIVATIONS", "IMPLS", "M_NAMES", "CellWeights", "MZUOptions", "MZUOutput", "candidate_dropout",
+    "COMPOSITIONS", "GCN_ACTIVATIONS", "IMPLS", "LAYER_NORMS", "M_NAMES", "CellWeights", "MZUOptions", "MZUOutput", "candidate_dropout",
     "cell_step", "compose_and_aggregate", "dynamic_routing", "graph_convolution", "hoisted", "m_function",
     "mzu_transition", "normalised_adjacency", "reference", "self_attention", "squash", "zone_cosine",
 ]
@@ -104,12 +110,18 @@ class CellWeights(NamedTuple):
 
 @dataclass(frozen=True)
 class MZUOptions:
-    """What is not a weight: the composition and its settings, the layer norm's epsilon."""
+    """What is not a weight: the composition and its settings, the layer norm's place and epsilon."""
 
     composition: str = "sat"
     routing_iterations: int = 3
     gcn_activation: str = "relu"
     layer_norm_eps: float = 1e-5
+    layer_norm: str = "gate"  # LAYER_NORMS; "candidate" was the only placement before the option
+
+    @property
+    def ln_row(self) -> int:
+        """The M-function the layer norm reads, as a row of the stacked [M_h; M_g]: 1 (gate) or 0 (candidate)."""
+        return 1 if self.layer_norm == "gate" else 0
 
 
 def mzu_transition(x, mask, cells, options: MZUOptions, drop=None, impl: str | None = None) -> MZUOutput:

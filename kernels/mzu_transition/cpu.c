@@ -148,14 +148,30 @@ void NAME(attention_backward)(int64_t G, int64_t N, int64_t d, SCALAR scale, con
     }
 }
 
+/* tanh(v) as 1 - 2 / (1 + e^2v) loses the digits of a small |v| to the cancellation (absolute error
+   ~1 ulp of 1). A raw M_h (no layer norm before the tanh) is mostly below 0.1, so under |v| < 0.25
+   the odd Taylor series to v^11 (truncation below 1e-10) keeps the relative error at float's;
+   double (the gradcheck type) takes libm's tanh. */
+INLINE SCALAR NAME(tanh_raw)(SCALAR v) {
+    if (sizeof(SCALAR) == sizeof(double)) return (SCALAR)tanh((double)v);
+    SCALAR v2 = v * v;
+    SCALAR series = v * (1 + v2 * ((SCALAR)(-1.0 / 3) + v2 * ((SCALAR)(2.0 / 15) + v2 * ((SCALAR)(-17.0 / 315)
+                    + v2 * ((SCALAR)(62.0 / 2835) + v2 * (SCALAR)(-1382.0 / 155925))))));
+    SCALAR far = 1 - 2 / (1 + EXP(2 * v));
+    return v2 < (SCALAR)0.0625 ? series : far;
+}
+
+/* ln_gate: the layer norm (statistics mu, r) is on m_g before the sigmoid (1) or on m_h before
+   the tanh (0). Passed as a literal by the callers, so each placement compiles to its own loop. */
 INLINE void NAME(gate_row)(int64_t H, const SCALAR *restrict mh, const SCALAR *restrict mg,
                            const SCALAR *restrict gamma, const SCALAR *restrict beta, SCALAR mu, SCALAR r,
                            const SCALAR *restrict sr, const SCALAR *restrict dr, SCALAR *restrict o,
-                           SCALAR *restrict c, SCALAR *restrict g, int has_drop) {
+                           SCALAR *restrict c, SCALAR *restrict g, int has_drop, int ln_gate) {
     for (int64_t k = 0; k < H; k++) {
-        SCALAR y = (mh[k] - mu) * r * gamma[k] + beta[k];
-        SCALAR cv = 1 - 2 / (1 + EXP(2 * y));
-        SCALAR gv = 1 / (1 + EXP(-mg[k]));
+        SCALAR yh = ln_gate ? mh[k] : (mh[k] - mu) * r * gamma[k] + beta[k];
+        SCALAR yg = ln_gate ? (mg[k] - mu) * r * gamma[k] + beta[k] : mg[k];
+        SCALAR cv = ln_gate ? NAME(tanh_raw)(yh) : 1 - 2 / (1 + EXP(2 * yh));
+        SCALAR gv = 1 / (1 + EXP(-yg));
         SCALAR dropped = has_drop ? cv * dr[k] : cv;
         c[k] = cv;
         g[k] = gv;
@@ -164,63 +180,81 @@ INLINE void NAME(gate_row)(int64_t H, const SCALAR *restrict mh, const SCALAR *r
 }
 
 /* Candidate and gate: m [2, B, H] (M_h, M_g outputs), s [B, H] the state, drop [B, H] or NULL.
-   cand = tanh(LN(m_h)), g = sigmoid(m_g), new = s + g (cand * drop - s); keeps mean, rstd [B]. */
-void NAME(gate_forward)(int64_t B, int64_t H, const SCALAR *m, const SCALAR *gamma, const SCALAR *beta, double eps,
-                        const SCALAR *s, const SCALAR *drop, SCALAR *out, SCALAR *mean, SCALAR *rstd,
+   ln_gate 1: cand = tanh(m_h), g = sigmoid(LN(m_g)); 0: cand = tanh(LN(m_h)), g = sigmoid(m_g);
+   new = s + g (cand * drop - s); keeps the layer norm's mean, rstd [B]. */
+void NAME(gate_forward)(int64_t B, int64_t H, int64_t ln_gate, const SCALAR *m, const SCALAR *gamma, const SCALAR *beta,
+                        double eps, const SCALAR *s, const SCALAR *drop, SCALAR *out, SCALAR *mean, SCALAR *rstd,
                         SCALAR *cand, SCALAR *gate) {
     for (int64_t b = 0; b < B; b++) {
         const SCALAR *restrict mh = m + b * H, *restrict mg = m + (B + b) * H, *restrict sr = s + b * H;
+        const SCALAR *restrict ml = ln_gate ? mg : mh;
         const SCALAR *restrict dr = drop ? drop + b * H : 0;
         SCALAR *restrict o = out + b * H, *restrict c = cand + b * H, *restrict g = gate + b * H;
         SCALAR mu = 0, var = 0;
-        for (int64_t k = 0; k < H; k++) mu += mh[k];
+        for (int64_t k = 0; k < H; k++) mu += ml[k];
         mu /= (SCALAR)H;
-        for (int64_t k = 0; k < H; k++) var += (mh[k] - mu) * (mh[k] - mu);
+        for (int64_t k = 0; k < H; k++) var += (ml[k] - mu) * (ml[k] - mu);
         SCALAR r = 1 / SQRT(var / (SCALAR)H + (SCALAR)eps);
         mean[b] = mu;
         rstd[b] = r;
-        if (dr) NAME(gate_row)(H, mh, mg, gamma, beta, mu, r, sr, dr, o, c, g, 1);
-        else NAME(gate_row)(H, mh, mg, gamma, beta, mu, r, sr, dr, o, c, g, 0);
+        if (ln_gate) {
+            if (dr) NAME(gate_row)(H, mh, mg, gamma, beta, mu, r, sr, dr, o, c, g, 1, 1);
+            else NAME(gate_row)(H, mh, mg, gamma, beta, mu, r, sr, dr, o, c, g, 0, 1);
+        } else {
+            if (dr) NAME(gate_row)(H, mh, mg, gamma, beta, mu, r, sr, dr, o, c, g, 1, 0);
+            else NAME(gate_row)(H, mh, mg, gamma, beta, mu, r, sr, dr, o, c, g, 0, 0);
+        }
     }
 }
 
-INLINE void NAME(gate_back_row)(int64_t H, const SCALAR *restrict dn, const SCALAR *restrict mh,
+/* One row of the adjoint: dsr = dL/ds; dplain = dL/d(the m row without layer norm); dxhat =
+   dL/d(normalised row) * gamma, for the layer norm's backward; adds to dgamma, dbeta. */
+INLINE void NAME(gate_back_row)(int64_t H, const SCALAR *restrict dn, const SCALAR *restrict ml,
                                 const SCALAR *restrict c, const SCALAR *restrict g, const SCALAR *restrict sr,
                                 const SCALAR *restrict dr, const SCALAR *restrict gamma, SCALAR mu, SCALAR r,
-                                SCALAR *restrict dsr, SCALAR *restrict dmg, SCALAR *restrict dgamma,
-                                SCALAR *restrict dbeta, SCALAR *restrict dxhat, int has_drop) {
+                                SCALAR *restrict dsr, SCALAR *restrict dplain, SCALAR *restrict dgamma,
+                                SCALAR *restrict dbeta, SCALAR *restrict dxhat, int has_drop, int ln_gate) {
     for (int64_t k = 0; k < H; k++) {
         SCALAR dropped = has_drop ? c[k] * dr[k] : c[k];
         SCALAR dd = dn[k] * g[k];
         dsr[k] = dn[k] - dd;
-        dmg[k] = dn[k] * (dropped - sr[k]) * g[k] * (1 - g[k]);
-        SCALAR dy = (has_drop ? dd * dr[k] : dd) * (1 - c[k] * c[k]);
-        dgamma[k] += dy * (mh[k] - mu) * r;
+        SCALAR dyg = dn[k] * (dropped - sr[k]) * g[k] * (1 - g[k]);  /* through the sigmoid */
+        SCALAR dyh = (has_drop ? dd * dr[k] : dd) * (1 - c[k] * c[k]);  /* through the tanh */
+        SCALAR dy = ln_gate ? dyg : dyh;
+        dplain[k] = ln_gate ? dyh : dyg;
+        dgamma[k] += dy * (ml[k] - mu) * r;
         dbeta[k] += dy;
         dxhat[k] = dy * gamma[k];
     }
 }
 
 /* The adjoint: dnew [B, H] -> ds [B, H], dm [2, B, H]; adds to dgamma, dbeta [H]. */
-void NAME(gate_backward)(int64_t B, int64_t H, const SCALAR *dnew, const SCALAR *m, const SCALAR *mean,
+void NAME(gate_backward)(int64_t B, int64_t H, int64_t ln_gate, const SCALAR *dnew, const SCALAR *m, const SCALAR *mean,
                          const SCALAR *rstd, const SCALAR *gamma, const SCALAR *cand, const SCALAR *gate,
                          const SCALAR *s, const SCALAR *drop, SCALAR *ds, SCALAR *dm, SCALAR *dgamma, SCALAR *dbeta) {
     SCALAR dxhat[H];
     for (int64_t b = 0; b < B; b++) {
-        const SCALAR *restrict dn = dnew + b * H, *restrict mh = m + b * H, *restrict c = cand + b * H;
+        const SCALAR *restrict dn = dnew + b * H, *restrict c = cand + b * H;
+        const SCALAR *restrict ml = m + ((ln_gate ? B : 0) + b) * H;
         const SCALAR *restrict g = gate + b * H, *restrict sr = s + b * H;
         const SCALAR *restrict dr = drop ? drop + b * H : 0;
-        SCALAR *restrict dsr = ds + b * H, *restrict dmh = dm + b * H, *restrict dmg = dm + (B + b) * H;
+        SCALAR *restrict dsr = ds + b * H;
+        SCALAR *restrict dml = dm + ((ln_gate ? B : 0) + b) * H, *restrict dplain = dm + ((ln_gate ? 0 : B) + b) * H;
         SCALAR mu = mean[b], r = rstd[b], sum_dx = 0, sum_dxx = 0;
-        if (dr) NAME(gate_back_row)(H, dn, mh, c, g, sr, dr, gamma, mu, r, dsr, dmg, dgamma, dbeta, dxhat, 1);
-        else NAME(gate_back_row)(H, dn, mh, c, g, sr, dr, gamma, mu, r, dsr, dmg, dgamma, dbeta, dxhat, 0);
+        if (ln_gate) {
+            if (dr) NAME(gate_back_row)(H, dn, ml, c, g, sr, dr, gamma, mu, r, dsr, dplain, dgamma, dbeta, dxhat, 1, 1);
+            else NAME(gate_back_row)(H, dn, ml, c, g, sr, dr, gamma, mu, r, dsr, dplain, dgamma, dbeta, dxhat, 0, 1);
+        } else {
+            if (dr) NAME(gate_back_row)(H, dn, ml, c, g, sr, dr, gamma, mu, r, dsr, dplain, dgamma, dbeta, dxhat, 1, 0);
+            else NAME(gate_back_row)(H, dn, ml, c, g, sr, dr, gamma, mu, r, dsr, dplain, dgamma, dbeta, dxhat, 0, 0);
+        }
         for (int64_t k = 0; k < H; k++) {
             sum_dx += dxhat[k];
-            sum_dxx += dxhat[k] * (mh[k] - mu) * r;
+            sum_dxx += dxhat[k] * (ml[k] - mu) * r;
         }
         sum_dx /= (SCALAR)H;
         sum_dxx /= (SCALAR)H;
-        for (int64_t k = 0; k < H; k++) dmh[k] = r * (dxhat[k] - sum_dx - (mh[k] - mu) * r * sum_dxx);
+        for (int64_t k = 0; k < H; k++) dml[k] = r * (dxhat[k] - sum_dx - (ml[k] - mu) * r * sum_dxx);
     }
 }
 #undef NAME

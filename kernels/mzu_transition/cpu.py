@@ -43,8 +43,8 @@ def _library() -> ctypes.CDLL:
         getattr(lib, f"zones_backward_{suffix}").argtypes = [i64] * 4 + [ptr] * 7
         getattr(lib, f"attention_forward_{suffix}").argtypes = [i64] * 3 + [real] + [ptr] * 3
         getattr(lib, f"attention_backward_{suffix}").argtypes = [i64] * 3 + [real] + [ptr] * 4
-        getattr(lib, f"gate_forward_{suffix}").argtypes = [i64] * 2 + [ptr] * 3 + [f64] + [ptr] * 7
-        getattr(lib, f"gate_backward_{suffix}").argtypes = [i64] * 2 + [ptr] * 13
+        getattr(lib, f"gate_forward_{suffix}").argtypes = [i64] * 3 + [ptr] * 3 + [f64] + [ptr] * 7
+        getattr(lib, f"gate_backward_{suffix}").argtypes = [i64] * 3 + [ptr] * 13
     return lib
 
 
@@ -93,20 +93,20 @@ class COps:
         return dqkv
 
     @staticmethod
-    def gate(m, s, drop, gamma, beta, eps):
+    def gate(m, s, drop, gamma, beta, eps, ln_row):
         _, B, H = m.shape
         new, cand, gate = (torch.empty(B, H, dtype=m.dtype) for _ in range(3))
         mean, rstd = torch.empty(B, dtype=m.dtype), torch.empty(B, dtype=m.dtype)
-        _fn("gate_forward", m.dtype)(B, H, m.data_ptr(), gamma.data_ptr(), beta.data_ptr(), eps, s.data_ptr(), _ptr(drop),
+        _fn("gate_forward", m.dtype)(B, H, ln_row, m.data_ptr(), gamma.data_ptr(), beta.data_ptr(), eps, s.data_ptr(), _ptr(drop),
                                      new.data_ptr(), mean.data_ptr(), rstd.data_ptr(), cand.data_ptr(), gate.data_ptr())
         return new, (m, mean, rstd, cand, gate)
 
     @staticmethod
-    def gate_backward(dnew, s, drop, gamma, beta, saved, grads):
+    def gate_backward(dnew, s, drop, gamma, beta, saved, grads, ln_row):
         m, mean, rstd, cand, gate = saved
         _, B, H = m.shape
         ds, dm = torch.empty(B, H, dtype=m.dtype), torch.empty(2, B, H, dtype=m.dtype)
-        _fn("gate_backward", m.dtype)(B, H, dnew.contiguous().data_ptr(), m.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+        _fn("gate_backward", m.dtype)(B, H, ln_row, dnew.contiguous().data_ptr(), m.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
                                       gamma.data_ptr(), cand.data_ptr(), gate.data_ptr(), s.data_ptr(), _ptr(drop),
                                       ds.data_ptr(), dm.data_ptr(), grads.gamma.data_ptr(), grads.beta.data_ptr())
         return ds, dm

@@ -60,7 +60,7 @@ def _stack(cell, options, dtype) -> SimpleNamespace:
     zone_x [d_in, F*N*d_z], zone_h [d_h, F*N*d_z] (columns ordered f, n, d); sat: qkv
     [F, d_z, 3 d_z]; gcn: graph [F, d_z, d_z]; cap: capsule [F, d_z, J*d_o] (columns j, e);
     w1 [F, d_o, ffn], b1 [F, 1, ffn], w2 [F, ffn, d_o], b2 [F, 1, d_o], wa [F, J*d_o, d_h],
-    ba [F, 1, d_h]; gamma, beta [d_h] (layer norm).
+    ba [F, 1, d_h]; gamma, beta [d_h] (layer norm), ln_row (the M-function it normalises: 1 M_g, 0 M_h).
     """
     m_h, m_g = cell.m_h, cell.m_g
     d_in = input_size(cell)
@@ -78,7 +78,7 @@ def _stack(cell, options, dtype) -> SimpleNamespace:
         w1=both("ffn_in"), b1=both("ffn_in_bias").unsqueeze(1), w2=both("ffn_out"), b2=both("ffn_out_bias").unsqueeze(1),
         wa=both("aggregate"), ba=both("aggregate_bias").unsqueeze(1),
         gamma=cell.ln_weight.detach().to(dtype), beta=cell.ln_bias.detach().to(dtype),
-        ln_eps=options.layer_norm_eps,
+        ln_eps=options.layer_norm_eps, ln_row=options.ln_row,
     )
     p.d_o, p.H = p.w1.shape[1], p.wa.shape[2]
     p.J = p.wa.shape[1] // p.d_o
@@ -245,26 +245,29 @@ class TorchOps:
         return torch.cat([torch.bmm(ds, k), torch.bmm(ds.transpose(1, 2), q), torch.bmm(a.transpose(1, 2), do)], dim=-1).view(shape)
 
     @staticmethod
-    def gate(m, s, drop, gamma, beta, eps):
-        """m [2, B, H] (M_h, M_g) -> s + g (tanh(LN(M_h)) drop - s), g = sigmoid(M_g); and what the backward reads."""
-        normed, mean, rstd = torch.native_layer_norm(m[0], [m.shape[-1]], gamma, beta, eps)
-        candidate = torch.tanh(normed)
-        g = torch.sigmoid(m[1])
+    def gate(m, s, drop, gamma, beta, eps, ln_row):
+        """m [2, B, H] (M_h, M_g) -> s + g (tanh(M_h') drop - s), g = sigmoid(M_g'), where the row
+        ``ln_row`` (1: M_g, 0: M_h) passes through the layer norm first; and what the backward reads."""
+        normed, mean, rstd = torch.native_layer_norm(m[ln_row], [m.shape[-1]], gamma, beta, eps)
+        pre = (m[0], normed) if ln_row else (normed, m[1])
+        candidate = torch.tanh(pre[0])
+        g = torch.sigmoid(pre[1])
         return torch.lerp(s, candidate if drop is None else candidate * drop, g), (m, mean, rstd, candidate, g)
 
     @staticmethod
-    def gate_backward(dnew, s, drop, gamma, beta, saved, grads):
+    def gate_backward(dnew, s, drop, gamma, beta, saved, grads, ln_row):
         """dL/d(new state) -> (dL/ds, dL/dm [2, B, H]); adds the layer norm's weight gradients to grads."""
         m, mean, rstd, candidate, g = saved
         dropped = candidate if drop is None else candidate * drop
         d_dropped = dnew * g
         dm = torch.empty_like(m)
-        torch.mul(dnew * (dropped - s), g * (1 - g), out=dm[1])
+        torch.mul(dnew * (dropped - s), g * (1 - g), out=dm[1])  # through the sigmoid
         d_cand = d_dropped if drop is None else d_dropped * drop
-        dm0, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
-            d_cand * (1 - candidate * candidate), m[0], [m.shape[-1]], mean, rstd, gamma, beta, [True, True, True]
+        torch.mul(d_cand, 1 - candidate * candidate, out=dm[0])  # through the tanh
+        dnormed, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
+            dm[ln_row].clone(), m[ln_row], [m.shape[-1]], mean, rstd, gamma, beta, [True, True, True]
         )
-        dm[0] = dm0
+        dm[ln_row] = dnormed
         grads.gamma += dgamma
         grads.beta += dbeta
         return dnew - d_dropped, dm
@@ -285,7 +288,7 @@ def _cell_forward(p, s, xz, drop, ops):
     hidden = torch.baddbmm(p.b1, o, p.w1).relu_()  # [F, B*J, ffn]
     f = torch.baddbmm(p.b2, hidden, p.w2)  # [F, B*J, d_o]
     m = torch.baddbmm(p.ba, f.view(F, B, J * d_o), p.wa)  # [F, B, d_h]
-    new, gate = ops.gate(m, s, drop, p.gamma, p.beta, p.ln_eps)
+    new, gate = ops.gate(m, s, drop, p.gamma, p.beta, p.ln_eps, p.ln_row)
     return new, cosine, (s, z, u, norm, total, comp, o, hidden, f, gate)
 
 
@@ -296,7 +299,7 @@ def _cell_backward(p, saved, ds_new, dcos, drop, grads, ops):
     s, z, u, norm, total, comp, o, hidden, f, gate = saved
     F, B = z.shape[:2]
     J, d_o = p.J, p.d_o
-    ds, dm = ops.gate_backward(ds_new, s, drop, p.gamma, p.beta, gate, grads)
+    ds, dm = ops.gate_backward(ds_new, s, drop, p.gamma, p.beta, gate, grads, p.ln_row)
     grads.wa.baddbmm_(f.view(F, B, J * d_o).transpose(1, 2), dm)
     grads.ba += dm.sum(dim=1, keepdim=True)
     df = torch.bmm(dm, p.wa_t).view(F, B * J, d_o)

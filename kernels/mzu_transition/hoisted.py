@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from rnnbench.kernels.mzu_transition.reference import MZUOutput, compose_and_aggregate, hidden_size, input_size
+from rnnbench.kernels.mzu_transition.reference import MZUOutput, compose_and_aggregate, hidden_size, input_size, layer_norm
 
 
 def _stacked(cell) -> dict:
@@ -33,11 +33,12 @@ def hoisted(x, mask, cells, options, drop=None) -> MZUOutput:
             zones = (h_t @ p["zone_h"]).view(B, 2, N, -1).transpose(0, 1)
             if depth == 0:
                 zones = zones + x_zones[t]
-            m = compose_and_aggregate(zones, p, options)
-            candidate = torch.tanh(F.layer_norm(m[0], m.shape[-1:], cell.ln_weight, cell.ln_bias, options.layer_norm_eps))
+            m = compose_and_aggregate(zones, p, options).unbind(0)  # (M_h, M_g)
+            m_h, m_g = (layer_norm(mi, cell, options) if i == options.ln_row else mi for i, mi in enumerate(m))
+            candidate = torch.tanh(m_h)
             if drop is not None:
                 candidate = candidate * drop[t, depth]
-            g = torch.sigmoid(m[1])
+            g = torch.sigmoid(m_g)
             h_t = (1 - g) * h_t + g * candidate
             cos_t = cos_t + F.normalize(zones, dim=-1).sum(dim=-2).pow(2).sum(dim=-1).sum(dim=0) / N**2
         keep = mask[:, t]

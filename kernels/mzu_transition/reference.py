@@ -117,13 +117,22 @@ def m_function(x, h, w, options):
     return compose_and_aggregate(zones, w, options), zones
 
 
+def layer_norm(m, cell, options):
+    """The cell's layer norm over the last axis of m (an M-function's output)."""
+    return F.layer_norm(m, m.shape[-1:], cell.ln_weight, cell.ln_bias, options.layer_norm_eps)
+
+
 def cell_step(cell, options, x, h, drop=None):
-    """One MZU (or transition) cell, eqs. 1-3 with layer norm and dropout on the candidate.
-    drop: [B, d_h] dropout multipliers or None. Returns (new state [B, d_h], zone cosine
-    [B] summed over M_h and M_g)."""
+    """One MZU (or transition) cell, eqs. 1-3 with layer norm (on M_g or M_h, ``options.layer_norm``)
+    and dropout on the candidate. drop: [B, d_h] dropout multipliers or None. Returns (new
+    state [B, d_h], zone cosine [B] summed over M_h and M_g)."""
     m_h, zones_h = m_function(x, h, cell.m_h, options)
     m_g, zones_g = m_function(x, h, cell.m_g, options)
-    candidate = torch.tanh(F.layer_norm(m_h, m_h.shape[-1:], cell.ln_weight, cell.ln_bias, options.layer_norm_eps))
+    if options.layer_norm == "gate":
+        m_g = layer_norm(m_g, cell, options)
+    else:
+        m_h = layer_norm(m_h, cell, options)
+    candidate = torch.tanh(m_h)
     if drop is not None:
         candidate = candidate * drop
     g = torch.sigmoid(m_g)

@@ -202,10 +202,14 @@ def paper_scan(x, mask, scan):
             x_in = x[:, t] if depth == 0 else torch.zeros(B, cell.input_size, dtype=x.dtype)
             m_h, d_h = paper_m_function(x_in, state, cell.m_h)
             m_g, d_g = paper_m_function(x_in, state, cell.m_g)
-            mu, var = m_h.mean(-1, keepdim=True), m_h.var(-1, unbiased=False, keepdim=True)
-            normed = (m_h - mu) / torch.sqrt(var + cell.layer_norm.eps) * cell.layer_norm.weight + cell.layer_norm.bias
-            candidate = torch.tanh(normed)  # eq. 2 (+ layer norm)
-            g = torch.sigmoid(m_g)  # eq. 3
+
+            def layer_norm(m):
+                mu, var = m.mean(-1, keepdim=True), m.var(-1, unbiased=False, keepdim=True)
+                return (m - mu) / torch.sqrt(var + cell.layer_norm.eps) * cell.layer_norm.weight + cell.layer_norm.bias
+
+            on_gate = scan.options.layer_norm == "gate"
+            candidate = torch.tanh(m_h if on_gate else layer_norm(m_h))  # eq. 2 (+ layer norm: candidate)
+            g = torch.sigmoid(layer_norm(m_g) if on_gate else m_g)  # eq. 3 (+ layer norm: gate)
             state = (1 - g) * state + g * candidate  # eq. 1 / 15
             cos_sum = cos_sum - d_h - d_g
         keep = mask[:, t : t + 1].to(x.dtype)
@@ -215,10 +219,11 @@ def paper_scan(x, mask, scan):
     return torch.stack(states, 1), torch.stack(cosines, 1)
 
 
+@pytest.mark.parametrize("layer_norm", ["gate", "candidate"])
 @pytest.mark.parametrize("composition", COMPOSITIONS)
-def test_mzu_steps_match_the_paper(composition):
+def test_mzu_steps_match_the_paper(composition, layer_norm):
     torch.manual_seed(3)
-    scan = MZUTransition(5, 8, composition=composition, transition_depth=1).double().eval()
+    scan = MZUTransition(5, 8, composition=composition, transition_depth=1, layer_norm=layer_norm).double().eval()
     with torch.no_grad():  # non-trivial layer-norm affine parameters
         for cell in scan.cells:
             cell.layer_norm.weight.uniform_(0.5, 1.5)
@@ -305,3 +310,16 @@ def test_transition_cells_read_only_the_state_unless_shared():
 def test_bad_options_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         MZU(6, hidden_size=8, **kwargs)
+
+
+def test_the_layer_norms_place_is_an_option_and_the_old_place_keeps_its_runs():
+    from rnnbench.compose import compose_config
+    from rnnbench.results.identity import identity_config
+
+    with pytest.raises(ValueError, match="layer_norm must be one of gate, candidate"):
+        MZUTransition(5, 8, layer_norm="both")
+    gate = compose_config(["encoder=mzu_cap"])
+    assert gate.encoder.layer_norm == "gate"
+    candidate = compose_config(["encoder=mzu_cap", "encoder.layer_norm=candidate"])
+    assert "layer_norm" not in identity_config(candidate)["encoder"]  # the identity of every run made before the option
+    assert identity_config(gate)["encoder"]["layer_norm"] == "gate"

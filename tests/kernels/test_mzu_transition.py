@@ -23,6 +23,7 @@ pytestmark = pytest.mark.usefixtures("nan_allocations", "one_thread")
 IMPLS = ["hoisted", "cpu", "torch"]
 HIDDEN = 16
 COMPOSITIONS = ["sat", "gcn", "cap"]
+LAYER_NORMS = ["gate", "candidate"]  # on M_g before the sigmoid (the default), on M_h before the tanh
 
 # (lengths, transition depth, shared transition weights): ragged with a zero-length
 # sequence, T = 1, batch 1 with odd T, depth 1 and 2, shared and unshared.
@@ -42,12 +43,12 @@ def run(impl, x, mask, transition, drop=None):
     return op.mzu_transition(x, mask, cells, options, drop, impl=impl)
 
 
-def problem(composition, lengths, depth, share, dtype=torch.float32, dropout=0.0, seed=0):
+def problem(composition, lengths, depth, share, dtype=torch.float32, dropout=0.0, seed=0, layer_norm="gate"):
     """A transition (random layer-norm affine parameters, so their gradients are not
     trivial) and inputs with noise in the padding."""
     torch.manual_seed(seed)
     transition = MZUTransition(3, HIDDEN, composition=composition, transition_depth=depth,
-                                  share_transition=share, dropout=dropout).to(dtype)
+                                  share_transition=share, dropout=dropout, layer_norm=layer_norm).to(dtype)
     with torch.no_grad():
         for cell in transition.cells:
             cell.layer_norm.weight.uniform_(0.5, 1.5)
@@ -84,12 +85,13 @@ def in_float64(transition, x):
     return double, x.detach().double().requires_grad_()
 
 
+@pytest.mark.parametrize("layer_norm", LAYER_NORMS)
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"lengths{c[0]}-depth{c[1]}{'-shared' if c[2] else ''}")
 @pytest.mark.parametrize("composition", COMPOSITIONS)
-def test_matches_reference_float64(impl, composition, case):
+def test_matches_reference_float64(impl, composition, case, layer_norm):
     """The same arithmetic: equal to the reference up to float64 rounding."""
-    transition, x, mask = problem(composition, *case, dtype=torch.float64)
+    transition, x, mask = problem(composition, *case, dtype=torch.float64, layer_norm=layer_norm)
     expected = outputs_and_grads("reference", transition, x, mask)
     got = outputs_and_grads(impl, transition, x, mask)
     assert_same(got, expected, rtol=1e-9, atol=1e-11)
@@ -97,17 +99,18 @@ def test_matches_reference_float64(impl, composition, case):
     assert torch.all(got[1]["x"][~mask] == 0)  # padding is read, but never reaches the loss
 
 
+@pytest.mark.parametrize("layer_norm", LAYER_NORMS)
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"lengths{c[0]}-depth{c[1]}{'-shared' if c[2] else ''}")
 @pytest.mark.parametrize("composition", COMPOSITIONS)
-def test_float32_as_accurate_as_the_reference(impl, composition, case):
+def test_float32_as_accurate_as_the_reference(impl, composition, case, layer_norm):
     """In float32 the recurrence amplifies rounding (the float32 reference's gradients are
     1e-4 to 1e-3 off the float64 ones here), so a fixed tight tolerance between two
     float32 runs would test the summation order. Instead: every output and gradient of
     the implementation is as close to the float64 result as the float32 reference is
     (within 4x, plus 1e-5 of the tensor's largest value: float32 resolution with
     some amplification)."""
-    transition, x, mask = problem(composition, *case)
+    transition, x, mask = problem(composition, *case, layer_norm=layer_norm)
     exact = outputs_and_grads("reference", *in_float64(transition, x), mask)
     reference = outputs_and_grads("reference", transition, x, mask)
     got = outputs_and_grads(impl, transition, x, mask)
@@ -125,10 +128,11 @@ def flatten(result):
     return [["states", "zone_cosine", *grads], [out.states, out.zone_cosine, *grads.values()]]
 
 
+@pytest.mark.parametrize("layer_norm", LAYER_NORMS)
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("composition", COMPOSITIONS)
-def test_matches_reference_with_candidate_dropout(impl, composition):
-    transition, x, mask = problem(composition, [6, 4, 2], 1, False, dtype=torch.float64, dropout=0.4)
+def test_matches_reference_with_candidate_dropout(impl, composition, layer_norm):
+    transition, x, mask = problem(composition, [6, 4, 2], 1, False, dtype=torch.float64, dropout=0.4, layer_norm=layer_norm)
     drop = transition.train().candidate_dropout(x)
     assert drop is not None and torch.any(drop == 0)
     expected = outputs_and_grads("reference", transition, x, mask, drop)
@@ -149,14 +153,15 @@ def test_bfloat16_input_runs_in_float32_and_returns_bfloat16(impl, composition):
     assert_same(as_double, expected, rtol=5e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("layer_norm", LAYER_NORMS)
 @pytest.mark.parametrize("compiled", [True, False], ids=["c_pieces", "torch_ops"])
 @pytest.mark.parametrize("composition", COMPOSITIONS)
-def test_gradcheck_float64(composition, compiled):
+def test_gradcheck_float64(composition, compiled, layer_norm):
     """The hand-written backward against finite differences, for x and every weight, on a
     tiny transition (2 zones of 2, FFN 3, 2 capsules) with random biases: with zero ones a
     ReLU input can sit exactly at its kink, where finite differences see half a slope."""
     torch.manual_seed(0)
-    transition = MZUTransition(2, 4, composition=composition, num_zones=2, ffn_size=3).double()
+    transition = MZUTransition(2, 4, composition=composition, num_zones=2, ffn_size=3, layer_norm=layer_norm).double()
     with torch.no_grad():
         for p in transition.parameters():
             if p.dim() == 1:

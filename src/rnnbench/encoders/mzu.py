@@ -34,15 +34,20 @@ Options (conf/encoder/mzu_sat.yaml, mzu_gcn.yaml, mzu_cap.yaml):
                        follows Kipf and Welling, whose sigma is ReLU; its eq. 3 uses sigma for sigmoid).
   share_transition     false (default) | true: transition cells reuse the first cell's weights
                        (the paper on Penn Treebank).
+  layer_norm           gate (default) | candidate. Where the layer norm sits (the paper says only
+                       that it applies one): on M_g before the gate's sigmoid, or on M_h before
+                       the candidate's tanh (the only placement before the option; see below).
 
 Fixed by the paper or by necessity, not options: zone generation has no bias (eq. 4); GCN
 degrees are sums of absolute edge weights, since cosines can be negative.
 
 Our choice, not the paper's (it says only that it applies layer normalisation): layer norm on
-M_h's output before the tanh. With capsule composition this placement makes the start chaotic
-(docs/encoders.md, "capMZU and the memorisation check"); the first author's public code for an
-earlier deep-transition RNN (DTMT) puts it
-before the gate's sigmoid instead. Moving it would be a new version of the encoder.
+M_g's output before the gate's sigmoid, where the first author's public code for DTMT, the
+deep-transition RNN that MZU extends, puts it. Runs before the ``layer_norm`` option had it on
+M_h before the tanh (``layer_norm: candidate``, which reproduces them): with capsule composition
+that placement rescales a small, nearly input-independent M_h to unit variance and makes the
+start chaotic, and capMZU failed the sanity gate's memorisation check (docs/encoders.md,
+"capMZU and the memorisation check").
 
 Initialisation (ours; the paper gives none): every weight matrix Glorot/Xavier uniform,
 U(+-sqrt(6 / (fan_in + fan_out))), each zone's and each capsule's matrix with its own
@@ -74,6 +79,7 @@ from rnnbench.kernels.mzu_transition import (
     COMPOSITIONS,
     GCN_ACTIVATIONS,
     IMPLS,
+    LAYER_NORMS,
     M_NAMES,
     CellWeights,
     MZUOptions,
@@ -159,8 +165,11 @@ class MZUTransition(nn.Module):
         gcn_activation: str = "relu",
         share_transition: bool = False,
         dropout: float = 0.0,
+        layer_norm: str = "gate",
     ):
         super().__init__()
+        if layer_norm not in LAYER_NORMS:
+            raise ValueError(f"MZU layer_norm must be one of {', '.join(LAYER_NORMS)}; got {layer_norm!r}")
         if composition not in COMPOSITIONS:
             raise ValueError(f"MZU composition must be one of {', '.join(COMPOSITIONS)}; got {composition!r}")
         if gcn_activation not in GCN_ACTIVATIONS:
@@ -186,7 +195,7 @@ class MZUTransition(nn.Module):
             [first] + [first if share_transition else MZUCell(0, hidden_size, **m_options) for _ in range(transition_depth)]
         )
 
-        self.options = MZUOptions(composition, routing_iterations, gcn_activation, self.cells[0].layer_norm.eps)
+        self.options = MZUOptions(composition, routing_iterations, gcn_activation, self.cells[0].layer_norm.eps, layer_norm)
 
     @property
     def m_functions_per_step(self) -> int:
@@ -237,6 +246,7 @@ class MZU(Encoder):
         ffn_size: int | None = None,
         gcn_activation: str = "relu",
         share_transition: bool = False,
+        layer_norm: str = "gate",
     ):
         super().__init__(input_size, hidden_size * (2 if bidirectional else 1))
         if disagreement_normalizer not in NORMALIZERS:
@@ -256,6 +266,7 @@ class MZU(Encoder):
             gcn_activation=gcn_activation,
             share_transition=share_transition,
             dropout=dropout,
+            layer_norm=layer_norm,
         )
         self.forward_scan = MZUTransition(input_size, hidden_size, **options)
         self.backward_scan = MZUTransition(input_size, hidden_size, **options) if bidirectional else None
