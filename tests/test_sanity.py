@@ -332,6 +332,29 @@ def test_scoring_with_sampled_decisions_leaves_the_buffers_and_the_random_stream
     assert not model.training
 
 
+class Shrunk(LSTMEncoder):
+    """An LSTM whose regulariser pulls every example's states together, a thousand times harder
+    than the task pulls them apart."""
+
+    has_regulariser = True
+
+    def forward(self, x, mask, context=None):
+        out = super().forward(x, mask, context)
+        out.aux_loss = 1000 * out.states.sum(dim=1).std(dim=0).mean()
+        return out
+
+
+def test_memorisation_leaves_the_encoders_regulariser_out():
+    """A regulariser trades fit for another goal by design (MZU's zone disagreement): the check
+    asks whether the model can fit, so it trains without it; the runs keep it."""
+    model = _model(Shrunk(EMB, hidden_size=8, bidirectional=True))
+    check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg())
+    assert check.passed and check.detail["regulariser_left_out"]
+    out, with_it = model(BATCH)
+    _, without = model(BATCH, regularisers=False)
+    assert float(with_it - without) == pytest.approx(float(out.encoder_output.aux_loss))
+
+
 def test_memorisation_stops_once_the_target_is_reached():
     model = _model()
     check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg())

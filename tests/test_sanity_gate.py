@@ -171,6 +171,7 @@ def _v2_entry(lr: float, memorised: bool, sampled: bool = False, excused: dict |
 ])
 def test_a_previous_version_verdict_carries_over_only_where_the_new_checks_cannot_change_it(entry, carried):
     assert sanity.carried_over(entry) is carried
+    assert not sanity.carried_over(entry, regularised=True)  # memorisation now leaves a regulariser out
 
 
 def test_a_carried_verdict_is_stored_under_the_new_key_naming_the_old(gate_on, monkeypatch):

@@ -113,6 +113,9 @@ class Encoder(nn.Module):
     """
 
     causal: bool = False
+    # Whether the encoder can return an ``aux_loss`` (a regulariser: MZU's zone disagreement,
+    # FHE's differentiable sparsity penalty); the sanity check's memorisation leaves it out.
+    has_regulariser: bool = False
     # Bump when a change alters what this encoder computes (part of the run identity:
     # finished runs of the old version are then re-run, never mixed with new ones).
     version: int = 1

@@ -83,6 +83,8 @@ class FHE(Encoder):
     output_size = hidden_size (the upper states).
     """
 
+    has_regulariser = True  # the sparsity penalty in its ``loss`` form
+
     def __init__(
         self,
         input_size: int,

@@ -229,6 +229,7 @@ class MZU(Encoder):
     # 2: weights drawn Glorot/Xavier uniform, no longer +-1/sqrt(fan_in) (module docstring,
     # "Initialisation"); runs of version 1 are never mixed with new ones.
     version = 2
+    has_regulariser = True  # the zone disagreement term (eqs. 18-19)
 
     def __init__(
         self,

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from rnnbench import sanity
@@ -120,7 +121,8 @@ def read_cached(cfg: DictConfig, key: str) -> dict | None:
         return entry
     old_key = row_key(cfg, sanity.PREVIOUS)
     old = _read_entry(cfg, old_key)
-    if old is None or not sanity.carried_over(old):
+    regularised = getattr(get_class(str(cfg.encoder._target_)), "has_regulariser", False)
+    if old is None or not sanity.carried_over(old, regularised):
         return None
     entry = {**old, "key": key, "carried_from": old_key}
     write_json_atomic(cache_file(cfg, key), entry)

@@ -25,14 +25,15 @@ class TaskModel(nn.Module):
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         return self.embedding_dropout(self.embedding(ids))
 
-    def forward(self, batch: dict) -> tuple[HeadOutput, torch.Tensor]:
-        """Head output and the total training loss: the task loss, plus the encoder's aux loss,
-        plus in training its policy loss (FHE's REINFORCE), a function of the head's combined
-        encoder output and gold log-likelihood only (docs/architecture.md, "The training step")."""
+    def forward(self, batch: dict, regularisers: bool = True) -> tuple[HeadOutput, torch.Tensor]:
+        """Head output and the total training loss: the task loss, plus the encoder's aux loss
+        (its regulariser; left out with ``regularisers=False``), plus in training its policy
+        loss (FHE's REINFORCE), a function of the head's combined encoder output and gold
+        log-likelihood only (docs/architecture.md, "The training step")."""
         out = self.head(batch, self.embed, self.encoder)
         enc = out.encoder_output
         loss = out.loss
-        if enc.aux_loss is not None:
+        if enc.aux_loss is not None and regularisers:
             loss = loss + enc.aux_loss
         if self.training:
             policy = self.encoder.policy_loss(enc, out.log_likelihood.detach())
