@@ -47,7 +47,7 @@ deep-transition RNN that MZU extends, puts it. Runs before the ``layer_norm`` op
 M_h before the tanh (``layer_norm: candidate``, which reproduces them): with capsule composition
 that placement rescales a small, nearly input-independent M_h to unit variance and makes the
 start chaotic, and capMZU failed the sanity gate's memorisation check (docs/encoders.md,
-"capMZU and the memorisation check").
+"capMZU, the layer norm's place and the memorisation check").
 
 Initialisation (ours; the paper gives none): every weight matrix Glorot/Xavier uniform,
 U(+-sqrt(6 / (fan_in + fan_out))), each zone's and each capsule's matrix with its own
