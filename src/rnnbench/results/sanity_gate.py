@@ -345,8 +345,9 @@ def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept:
         f"within {1 / t['train_eval_factor']:.2f}-{t['train_eval_factor']:g}x;",
         f"- memorised: >= {t['memorise_target']:.0%} training accuracy on the subset within {t['memorise_steps']} full-batch "
         f"steps of the row's optimizer at its rate, at {t['memorise_reference_lr']:g} or above; below it the budget grows as "
-        f"1/lr, up to {t['memorise_max_steps']} steps (scored every {t['memorise_every']} steps). Gates sampled in training "
-        "(FHE) are scored sampled; the accuracy with eval-mode gates is shown beside.",
+        f"1/lr, up to {t['memorise_max_steps']} steps (scored every {t['memorise_every']} steps), on the training loss without "
+        "the encoder's regulariser (MZU's zone disagreement, FHE's sparsity penalty). Gates sampled in training (FHE) are "
+        "scored sampled; the accuracy with eval-mode gates is shown beside.",
         "",
         "Rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {cpu / 60:.0f} CPU minutes of checks (one thread).",
     ]
