@@ -352,7 +352,7 @@ def test_memorisation_leaves_the_encoders_regulariser_out():
     assert check.passed and check.detail["regulariser_left_out"]
     out, with_it = model(BATCH)
     _, without = model(BATCH, regularisers=False)
-    assert float(with_it - without) == pytest.approx(float(out.encoder_output.aux_loss))
+    assert float((with_it - without).detach()) == pytest.approx(float(out.encoder_output.aux_loss.detach()))
 
 
 def test_memorisation_stops_once_the_target_is_reached():

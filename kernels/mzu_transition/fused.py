@@ -265,7 +265,7 @@ class TorchOps:
         d_cand = d_dropped if drop is None else d_dropped * drop
         torch.mul(d_cand, 1 - candidate * candidate, out=dm[0])  # through the tanh
         dnormed, dgamma, dbeta = torch.ops.aten.native_layer_norm_backward(
-            dm[ln_row].clone(), m[ln_row], [m.shape[-1]], mean, rstd, gamma, beta, [True, True, True]
+            dm[ln_row], m[ln_row], [m.shape[-1]], mean, rstd, gamma, beta, [True, True, True]
         )
         dm[ln_row] = dnormed
         grads.gamma += dgamma
