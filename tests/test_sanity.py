@@ -362,6 +362,62 @@ def test_memorisation_stops_once_the_target_is_reached():
     assert check.detail["steps"] % sanity.MEMORISE_EVERY == 0 and check.detail["curve"][-1][1] >= sanity.MEMORISE_TARGET
 
 
+def _long_tailed_examples() -> list[dict]:
+    """Reviews of very different lengths: one padded batch would be mostly padding."""
+    g = torch.Generator().manual_seed(1)
+    out = []
+    for i, n in enumerate([300, 120, *[4 + i % 20 for i in range(sanity.EXAMPLES - 2)]]):
+        ids = torch.randint(2, len(VOCAB), (n,), generator=g).tolist()
+        out.append({"id": str(i), "tokens": ids, "aspect": ids[:1], "label": ids[0] % CLASSES})
+    return out
+
+
+def test_length_chunks_partition_the_subset_and_their_weighted_gradients_are_the_full_batchs():
+    examples = _long_tailed_examples()
+    model = _model(LSTMEncoder(EMB, hidden_size=8, bidirectional=True, dropout=0.0))
+    chunks = sanity.length_chunks(examples, ["tokens", "aspect"], model)
+    assert chunks is not None and len(chunks) > 1
+    assert sum(len(part["label"]) for part, _ in chunks) == len(examples)
+    assert sum(share for _, share in chunks) == pytest.approx(1.0)
+    longest = [int(part["tokens_mask"].sum(1).max()) for part, _ in chunks]
+    assert longest == sorted(longest) and longest[-1] == 300
+    padded = sum(part["tokens_mask"].numel() for part, _ in chunks)
+    assert padded < 0.5 * len(examples) * 300  # what chunking is for
+
+    def gradients(parts):
+        model.zero_grad(set_to_none=True)
+        for part, share in parts:
+            (model(part, regularisers=False)[1] * share).backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    model.train()  # no dropout in this model: train mode is deterministic
+    full, chunked = gradients([(collate(examples, ["tokens", "aspect"]), 1.0)]), gradients(chunks)
+    assert full.keys() == chunked.keys()
+    for name in full:
+        assert torch.allclose(full[name], chunked[name], rtol=1e-4, atol=1e-6), name
+
+
+def test_short_batches_and_losses_not_averaged_over_examples_are_not_chunked():
+    model = _model()
+    assert sanity.length_chunks(_examples(), ["tokens", "aspect"], model) is None  # one batch is cheap
+    assert not LanguageModelHead.loss_is_example_mean  # a mean over characters
+    model.head.loss_is_example_mean = False
+    assert sanity.length_chunks(_long_tailed_examples(), ["tokens", "aspect"], model) is None
+
+
+def test_memorisation_in_chunks_learns_as_the_full_batch_does():
+    examples = _long_tailed_examples()
+    fields = ["tokens", "aspect"]
+    runs = []
+    for chunked in (False, True):
+        model = _model(LSTMEncoder(EMB, hidden_size=8, bidirectional=True, dropout=0.0))
+        chunks = sanity.length_chunks(examples, fields, model) if chunked else None
+        runs.append(sanity.memorisation(model, collate(examples, fields), probe_for(model.head), _cfg(), chunks=chunks))
+    full, chunked = runs  # the same gradients up to rounding, which Adam's normalisation amplifies over steps
+    assert chunked.detail["chunks"] > 1 and full.detail["chunks"] == 1
+    assert full.passed and chunked.passed
+
+
 # ---- the probes -----------------------------------------------------------------------------------
 
 

@@ -38,6 +38,10 @@ what it is:
    is the training loss without the encoder's regulariser (``aux_loss``: MZU's zone
    disagreement, FHE's differentiable sparsity penalty), which trades fit for another goal
    by design: the check asks whether the model can fit, the runs measure the method.
+   Where one padded batch would be mostly padding (long reviews of very different lengths)
+   and the head's loss is a mean over examples, each step sums the weighted gradients of
+   length-sorted chunks (``length_chunks``): the full batch's gradient, up to float rounding
+   and dropout's draws, at a fraction of the cost.
 
 ``check_model`` runs them in that order (the first four at initialisation, memorisation
 last since it trains the model) and returns a ``Verdict``. Which rows a table runs, the
@@ -82,6 +86,11 @@ MEMORISE_REFERENCE_LR = 1e-3  # MEMORISE_STEPS at this rate or above; ~1/lr step
 MEMORISE_MAX_STEPS = 3000  # the budget at 1e-4, the smallest rate a committed table uses
 MEMORISE_EVERY = 25
 MEMORISE_TARGET = 0.95
+# Memorisation in length-sorted chunks when one padded batch holds at least CHUNK_MIN_PADDED
+# positions and chunks cost at most half of it; a chunk costs its longest example's length times
+# (its examples + CHUNK_OVERHEAD): the recurrence's per-position work beyond the matrix products.
+CHUNK_MIN_PADDED = EXAMPLES * 256
+CHUNK_OVERHEAD = 4
 
 CHECKS = ("initial_loss", "gradients", "input", "train_eval", "memorisation")
 
@@ -179,6 +188,42 @@ def fixed_subset(cfg: DictConfig, data: TaskData, model: TaskModel, probe: Probe
     records, fields = model.head.training_records(train, data.fields, cfg.seed, 0)
     order = torch.randperm(len(records), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
     return probe.examples([records[i] for i in order[:EXAMPLES]]), fields
+
+
+def _lengths(batch: dict) -> list[int]:
+    """Each example's longest text field, in positions (the masks' real entries; an option set's
+    longest option)."""
+    masks = [m for k, m in batch.items() if k.endswith("_mask") and torch.is_tensor(m) and m.dim() >= 2]
+    per_field = [m.reshape(m.shape[0], -1, m.shape[-1]).sum(-1).amax(-1) for m in masks]
+    return torch.stack(per_field).amax(0).tolist() if per_field else [1] * len(next(iter(batch.values())))
+
+
+def length_chunks(examples: list[dict], fields: list[str], model: TaskModel) -> list[tuple[dict, float]] | None:
+    """The subset as length-sorted chunks, each with its share of the examples, whose weighted
+    losses sum to the full batch's mean loss; None where one batch is cheap enough or the head's
+    loss is not a mean over examples. Chunk boundaries minimise the cost model above (a dynamic
+    programme over the sorted lengths)."""
+    if not model.head.loss_is_example_mean:
+        return None
+    lengths = _lengths(collate(examples, fields))
+    order = sorted(range(len(examples)), key=lambda i: lengths[i])
+    sorted_lengths = [lengths[i] for i in order]
+    n, longest = len(order), sorted_lengths[-1]
+    if n * longest < CHUNK_MIN_PADDED:
+        return None
+    best, cut = [0.0] + [math.inf] * n, [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j):
+            cost = best[i] + sorted_lengths[j - 1] * (j - i + CHUNK_OVERHEAD)
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    if best[n] > 0.5 * longest * (n + CHUNK_OVERHEAD):
+        return None
+    bounds, j = [], n
+    while j > 0:
+        bounds.append((cut[j], j))
+        j = cut[j]
+    return [(collate([examples[k] for k in order[i:j]], fields), (j - i) / n) for i, j in reversed(bounds)]
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -434,8 +479,9 @@ def _sampled_output(model: TaskModel, batch: dict, seed: int):
 
 
 def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say=lambda _: None,
-                 sampled_decisions: bool = False) -> Check:
+                 sampled_decisions: bool = False, chunks: list[tuple[dict, float]] | None = None) -> Check:
     """Up to ``memorise_budget(lr)`` full-batch training steps, scored every ``MEMORISE_EVERY``.
+    ``chunks`` (``length_chunks``): the batch in weighted parts whose gradients are summed.
     ``sampled_decisions``: the encoder samples decisions in training (FHE's gates), so a score
     reads them sampled as in training (the check asks whether the model learns); the score
     under the eval-mode rule is kept beside it (the fourth number of each curve point)."""
@@ -445,24 +491,34 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
     budget = memorise_budget(float(t.lr))
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = build_optimizer(cfg, trainable)
+    parts = chunks or [(batch, 1.0)]
+
+    def hits_of(output_of) -> tuple[int, int]:
+        counts = [probe.hits(part, output_of(part)) for part, _ in parts]
+        return sum(h for h, _ in counts), sum(n for _, n in counts)
+
     torch.manual_seed(cfg.seed)
     accuracy, steps, curve = 0.0, 0, []
     for step in range(1, budget + 1):
         model.train()
-        _, loss = model(batch, regularisers=False)
-        if not torch.isfinite(loss):
-            return Check("memorisation", accuracy, False, f"the loss is {float(loss)} at step {step} (lr {t.lr:g})",
-                         {"steps": step, "curve": curve, "budget": budget})
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss_value = 0.0
+        for part, share in parts:
+            _, loss = model(part, regularisers=False)
+            if not torch.isfinite(loss):
+                return Check("memorisation", accuracy, False, f"the loss is {float(loss)} at step {step} (lr {t.lr:g})",
+                             {"steps": step, "curve": curve, "budget": budget})
+            (loss * share).backward()
+            loss_value += float(loss.detach()) * share
         if t.grad_clip:
             torch.nn.utils.clip_grad_norm_(trainable, t.grad_clip)
         optimizer.step()
         if step % MEMORISE_EVERY == 0 or step == budget:
-            hits, total = probe.hits(batch, _eval_output(model, batch))
-            point = [step, hits / max(total, 1), float(loss.detach())]
+            hits, total = hits_of(lambda part: _eval_output(model, part))
+            point = [step, hits / max(total, 1), loss_value]
             if sampled_decisions:  # [step, accuracy with sampled decisions, loss, accuracy under the eval rule]
-                point = [step, probe.hits(batch, _sampled_output(model, batch, cfg.seed))[0] / max(total, 1), point[2], point[1]]
+                sampled_hits = hits_of(lambda part: _sampled_output(model, part, cfg.seed))[0]
+                point = [step, sampled_hits / max(total, 1), point[2], point[1]]
             accuracy, steps = point[1], step
             curve.append(point)
             said = f" ({point[3]:.0%} with eval-mode decisions)" if sampled_decisions else ""
@@ -474,6 +530,7 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
     if sampled_decisions:
         shown += f" (decisions sampled; {curve[-1][3]:.0%} with eval-mode ones)" if curve else " (decisions sampled)"
     return Check("memorisation", accuracy, ok, shown, {"steps": steps, "curve": curve, "budget": budget,
+                                                       "chunks": len(parts),
                                                        "decisions_sampled": sampled_decisions,
                                                        "regulariser_left_out": model.encoder.has_regulariser})
 
@@ -506,7 +563,8 @@ def _check_model(cfg: DictConfig, data: TaskData, say) -> Verdict:
              ("gradients", lambda: gradients(model, batch, cfg.seed, fields, data.vocab)),
              ("input", lambda: input_dependence(model, batch, probe, fields, data.vocab, cfg.seed)),
              ("train_eval", lambda: train_eval(model, batch, cfg.seed)),
-             ("memorisation", lambda: memorisation(model, batch, probe, cfg, say, sampled_decisions=sampled()))]
+             ("memorisation", lambda: memorisation(model, batch, probe, cfg, say, sampled_decisions=sampled(),
+                                                   chunks=length_chunks(examples, fields, model)))]
     for name, run in steps:
         with _Timer() as timer:
             check = run()

@@ -25,6 +25,8 @@ from rnnbench.heads.base import Head, HeadOutput, classification_output, masked_
 
 
 class AspectHead(Head):
+    loss_is_example_mean = True  # classification_output
+
     def __init__(
         self,
         embedding_dim: int,

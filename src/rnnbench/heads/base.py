@@ -50,6 +50,9 @@ class Head(nn.Module):
     # Whether rnnbench.load(...).predict can score raw inputs: False for heads whose forward
     # needs each example's gold answer (a span, the answer's words, the next characters).
     predicts_from_text = True
+    # Whether the loss is a mean of one term per example (classification_output), so that a batch's
+    # gradient is the example-weighted sum of its parts' (the sanity check's length chunks).
+    loss_is_example_mean = False
     version: int = 1  # bump when a change alters results (part of the run identity)
 
     @staticmethod

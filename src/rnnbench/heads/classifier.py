@@ -49,6 +49,8 @@ def final_states(states: torch.Tensor, mask: torch.Tensor, bidirectional: bool) 
 
 
 class ClassifierHead(Head):
+    loss_is_example_mean = True  # classification_output
+
     @classmethod
     def version_for(cls, options) -> int:
         """One past ``version`` with embed average pooling, which now averages the encoder's

@@ -152,6 +152,7 @@ def exact_match(p: torch.Tensor, q: torch.Tensor, a: torch.Tensor, unk_id: int) 
 
 
 class MultipleChoiceHead(Head):
+    loss_is_example_mean = True  # classification_output
     # 2: the encoder's calls are combined by encoders.base.combine_outputs: aux losses and stats
     # averaged over the calls, no longer weighted by each call's real tokens.
     version = 2

@@ -43,6 +43,8 @@ from rnnbench.nn.highway import Highway
 
 
 class PairClassifierHead(Head):
+    loss_is_example_mean = True  # classification_output
+
     @staticmethod
     def encoder_input_size(embedding_dim: int, highway_dim: int = 300, input_highway_layers: int = 2, **_) -> int:
         return highway_dim if input_highway_layers > 0 else embedding_dim

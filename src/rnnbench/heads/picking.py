@@ -28,6 +28,8 @@ from rnnbench.nn.util import masked_softmax
 
 
 class PickingHead(Head):
+    loss_is_example_mean = True  # classification_output
+
     def __init__(
         self,
         embedding_dim: int,
