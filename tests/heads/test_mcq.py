@@ -164,6 +164,16 @@ def test_every_parameter_gets_a_gradient(encode_query):
     assert policy is not None and policy.dim() == 0 and torch.isfinite(policy)
 
 
+def test_no_parameter_is_cancelled_by_the_softmax_over_options():
+    """Without an encoder nothing adds float noise: a bias on the option score (a constant the
+    softmax over options cancels) would get an exactly zero gradient, as it did before version 3."""
+    head, encoder, embedding = make("none")
+    head.training_records(numericalise(RECORDS, VOCAB), FIELDS, 1, 0)
+    head(batch_of(RECORDS), embedding, encoder).loss.backward()
+    assert [n for n, p in head.named_parameters() if p.grad is None or not p.grad.abs().sum() > 0] == []
+    assert head.scorer[-1].bias is None
+
+
 def test_the_encoder_reads_each_sequence_once_or_only_the_passage():
     calls = []
 

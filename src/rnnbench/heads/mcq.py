@@ -155,7 +155,9 @@ class MultipleChoiceHead(Head):
     loss_is_example_mean = True  # classification_output
     # 2: the encoder's calls are combined by encoders.base.combine_outputs: aux losses and stats
     # averaged over the calls, no longer weighted by each call's real tokens.
-    version = 2
+    # 3: the option scorer's last layer has no bias (a constant added to every option's score,
+    # which the softmax over options cancels: it never received a gradient).
+    version = 3
 
     def __init__(
         self,
@@ -188,7 +190,8 @@ class MultipleChoiceHead(Head):
         self.attend_pq = BiAttention(encoder_output_size, attention_dim)
         self.attend_pa = BiAttention(encoder_output_size, attention_dim)
         features = 2 * encoder_output_size + (NUM_OVERLAP if overlap else 0)
-        self.scorer = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        # No bias on the score: the softmax over a question's options cancels a shared constant.
+        self.scorer = nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, 1, bias=False))
         # Word statistics for the overlap features, indexed by vocabulary id.
         self.register_buffer("idf", torch.ones(len(vocab)))
         self.register_buffer("idf_ready", torch.tensor(False))
