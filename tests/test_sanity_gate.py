@@ -152,37 +152,49 @@ def test_the_script_checks_a_row_caches_it_and_reports_absent_data(gate_on, tmp_
     assert "| `lstm1` | picking |" in md  # the table not asked for keeps its rows
 
 
-def _v2_entry(lr: float, memorised: bool, sampled: bool = False, excused: dict | None = None, status: str | None = None) -> dict:
-    checks = [sanity.Check("gradients", 0.0, True, "all 10 tensors", {"excused": excused or {}}),
-              sanity.Check("train_eval", 1.0, True, "1x", {"decisions_as_in_eval": sampled}),
+def _v3_entry(token: float, padding: float = 0.0, memorised: bool = True, status: str | None = None) -> dict:
+    checks = [sanity.Check("gradients", 0.0, True, "all 10 tensors", {"excused": {}}),
+              sanity.Check("input", token, token >= 1e-5 and padding <= sanity.PADDING_CHANGE_MAX, f"token {token:.2g}",
+                           {"token_change_median": token, "padding_change_max": padding}),
               sanity.Check("memorisation", 0.97 if memorised else 0.5, memorised, "...", {"steps": 125 if memorised else 300})]
-    verdict = sanity.Verdict(checks, lr, "adam", 64, "examples")
-    return {"key": "old", "status": status or (gate.PASS if memorised else gate.FAIL), "verdict": verdict.to_dict()}
+    verdict = sanity.Verdict(checks, 1e-3, "adam", 64, "examples")
+    return {"key": "old", "status": status or (gate.PASS if verdict.passed else gate.FAIL), "verdict": verdict.to_dict(),
+            "failures": verdict.failures()}
 
 
-@pytest.mark.parametrize("entry, carried", [
-    (_v2_entry(1e-3, True), True),
-    (_v2_entry(3e-3, False), True),  # the budget is unchanged at 1e-3 and above
-    (_v2_entry(1e-4, True), True),  # a pass within 300 steps is a pass within more
-    (_v2_entry(1e-4, False), False),  # a failure at a small rate: the larger budget may change it
-    (_v2_entry(1e-3, True, sampled=True), False),  # decisions sampled in training are scored otherwise now
-    (_v2_entry(1e-3, True, excused={"w": "every tokens here has one token; ..."}), False),
-    ({"key": "old", "status": gate.DATA_MISSING, "verdict": None}, False),
+@pytest.mark.parametrize("entry, status", [
+    (_v3_entry(3e-4), gate.PASS),  # a pass at version 3's larger threshold is a pass
+    (_v3_entry(9.4e-6), gate.PASS),  # judged again: one state of 400 under an attention moves it by 1e-5
+    (_v3_entry(5e-7), gate.FAIL),  # below the new threshold too
+    (_v3_entry(3e-4, padding=1e-3), gate.FAIL),  # the padding limit is unchanged
+    (_v3_entry(9.4e-6, memorised=False), gate.FAIL),  # another check's failure stays
 ])
-def test_a_previous_version_verdict_carries_over_only_where_the_new_checks_cannot_change_it(entry, carried):
-    assert sanity.carried_over(entry) is carried
-    assert not sanity.carried_over(entry, regularised=True)  # memorisation now leaves a regulariser out
+def test_a_previous_version_verdict_is_judged_again_under_the_new_token_threshold(entry, status):
+    carried = sanity.carried_over(entry)
+    assert carried["status"] == status
+    assert carried["failures"] == sanity.Verdict.from_dict(carried["verdict"]).failures()
+    assert (not carried["failures"]) == (status == gate.PASS)
+
+
+def test_an_entry_without_a_verdict_does_not_carry_over():
+    assert sanity.carried_over({"key": "old", "status": gate.DATA_MISSING, "verdict": None}) is None
 
 
 def test_a_carried_verdict_is_stored_under_the_new_key_naming_the_old(gate_on, monkeypatch):
     cfg = gate.row_config(gate.Row("", "synthetic_span_copy", "bilstm"), [*gate_on, *SMALL])
     key, old_key = gate.row_key(cfg), gate.row_key(cfg, sanity.PREVIOUS)
     assert key != old_key and gate.read_cached(cfg, key) is None
-    failing_at_low_rate = {**_v2_entry(1e-4, False), "key": old_key}
     gate.cache_file(cfg, old_key).parent.mkdir(parents=True)
-    gate.cache_file(cfg, old_key).write_text(json.dumps(failing_at_low_rate))
+    gate.cache_file(cfg, old_key).write_text(json.dumps({"key": old_key, "status": gate.DATA_MISSING, "verdict": None}))
     assert gate.read_cached(cfg, key) is None
-    gate.cache_file(cfg, old_key).write_text(json.dumps({**_v2_entry(1e-4, True), "key": old_key}))
+    gate.cache_file(cfg, old_key).write_text(json.dumps({**_v3_entry(9.4e-6), "key": old_key}))
     entry = gate.read_cached(cfg, key)
     assert entry["status"] == gate.PASS and entry["key"] == key and entry["carried_from"] == old_key
     assert json.loads(gate.cache_file(cfg, key).read_text()) == entry
+
+
+def test_the_previous_versions_constants_differ_from_the_current_ones_only_in_the_token_threshold():
+    """Else version 3's cache keys would not be found, and its verdicts not judged again."""
+    current = sanity.thresholds()
+    assert current.keys() == sanity.PREVIOUS.keys()
+    assert {k for k in current if current[k] != sanity.PREVIOUS[k]} == {"version", "token_change_min"}

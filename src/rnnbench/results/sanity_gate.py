@@ -29,7 +29,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from rnnbench import sanity
@@ -113,18 +112,18 @@ def _read_entry(cfg: DictConfig, key: str) -> dict | None:
 
 
 def read_cached(cfg: DictConfig, key: str) -> dict | None:
-    """The row's cached entry under ``key``; else its entry from the checks' previous version
-    where that verdict carries over unchanged (``sanity.carried_over``), stored under ``key``
-    with ``carried_from`` naming the old key."""
+    """The row's cached entry under ``key``; else its entry from the checks' previous version,
+    judged as the current checks judge it (``sanity.carried_over``), stored under ``key`` with
+    ``carried_from`` naming the old key."""
     entry = _read_entry(cfg, key)
     if entry is not None:
         return entry
     old_key = row_key(cfg, sanity.PREVIOUS)
     old = _read_entry(cfg, old_key)
-    regularised = getattr(get_class(str(cfg.encoder._target_)), "has_regulariser", False)
-    if old is None or not sanity.carried_over(old, regularised):
+    carried = sanity.carried_over(old) if old is not None else None
+    if carried is None:
         return None
-    entry = {**old, "key": key, "carried_from": old_key}
+    entry = {**carried, "key": key, "carried_from": old_key}
     write_json_atomic(cache_file(cfg, key), entry)
     return entry
 
