@@ -191,12 +191,12 @@ def fixed_subset(cfg: DictConfig, data: TaskData, model: TaskModel, probe: Probe
     return probe.examples([records[i] for i in order[:EXAMPLES]]), fields
 
 
-def _lengths(batch: dict) -> list[int]:
+def _lengths(batch: dict) -> list[int] | None:
     """Each example's longest text field, in positions (the masks' real entries; an option set's
-    longest option)."""
+    longest option); None for a batch without text masks."""
     masks = [m for k, m in batch.items() if k.endswith("_mask") and torch.is_tensor(m) and m.dim() >= 2]
     per_field = [m.reshape(m.shape[0], -1, m.shape[-1]).sum(-1).amax(-1) for m in masks]
-    return torch.stack(per_field).amax(0).tolist() if per_field else [1] * len(next(iter(batch.values())))
+    return torch.stack(per_field).amax(0).tolist() if per_field else None
 
 
 def length_chunks(examples: list[dict], fields: list[str], model: TaskModel) -> list[tuple[dict, float]] | None:
@@ -207,6 +207,8 @@ def length_chunks(examples: list[dict], fields: list[str], model: TaskModel) -> 
     if not model.head.loss_is_example_mean:
         return None
     lengths = _lengths(collate(examples, fields))
+    if lengths is None:
+        return None
     order = sorted(range(len(examples)), key=lambda i: lengths[i])
     sorted_lengths = [lengths[i] for i in order]
     n, longest = len(order), sorted_lengths[-1]
