@@ -494,3 +494,29 @@ def test_check_model_builds_the_rows_model_and_runs_the_five_checks_in_order(tmp
     assert verdict.passed, verdict.failures()
     assert verdict.examples == sanity.EXAMPLES and verdict.lr == cfg.trainer.lr and verdict.unit == "examples"
     assert sanity.Verdict.from_dict(verdict.to_dict()).to_dict() == verdict.to_dict()
+
+
+def test_a_step_hook_sees_every_steps_gradient_before_clipping_and_changes_nothing():
+    cfg = _cfg()
+    cfg.trainer.grad_clip = 1e-3  # far below any gradient here: a norm above it was read before clipping
+    plain = sanity.memorisation(_model(), BATCH, probe_for(_model().head), cfg)
+    seen = []
+
+    def on_step(step, loss, model):
+        norm = sum(float(p.grad.pow(2).sum()) for p in model.parameters() if p.grad is not None) ** 0.5
+        seen.append((step, loss, norm))
+
+    model = _model()
+    hooked = sanity.memorisation(model, BATCH, probe_for(model.head), cfg, on_step=on_step)
+    assert hooked.detail["curve"] == plain.detail["curve"]  # the same numbers as the check without the hook
+    assert [s for s, _, _ in seen] == list(range(1, hooked.detail["steps"] + 1))
+    assert all(norm > 10 * cfg.trainer.grad_clip for _, _, norm in seen)
+    scored = {point[0]: point[2] for point in hooked.detail["curve"]}
+    assert all(loss == scored[step] for step, loss, _ in seen if step in scored)
+
+
+def test_a_replay_budget_replaces_the_checks_step_budget():
+    model = _model()
+    check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg(lr=1e-6), budget=30)
+    assert check.detail["budget"] == 30 and check.detail["steps"] == 30 and not check.passed
+    assert [point[0] for point in check.detail["curve"]] == [25, 30]

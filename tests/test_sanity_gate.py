@@ -198,3 +198,21 @@ def test_the_previous_versions_constants_differ_from_the_current_ones_only_in_th
     current = sanity.thresholds()
     assert current.keys() == sanity.PREVIOUS.keys()
     assert {k for k in current if current[k] != sanity.PREVIOUS[k]} == {"version", "token_change_min"}
+
+
+def test_the_replay_script_logs_each_memorisation_step_and_writes_no_verdict(gate_on, tmp_path, capsys):
+    main = load_script("replay_memorisation").main
+    assert main(["default", "lstm1", "--steps", "3", *[a for o in [*gate_on, *SMALL] for a in ("--set", o)]]) == 0
+    out = capsys.readouterr().out
+    steps = [line for line in out.splitlines() if line.startswith("step ")]
+    assert [line.split(":")[0] for line in steps] == ["step 1", "step 2", "step 3"]
+    assert all("gradient norm" in line for line in steps)
+    assert "memorisation: " in out and "after 3 steps" in out
+    assert not (tmp_path / "runs" / "sanity").exists() and not (tmp_path / "results" / gate.MARKDOWN).exists()
+
+
+def test_the_replay_script_names_an_unknown_row_in_one_line(gate_on, capsys):
+    main = load_script("replay_memorisation").main
+    assert main(["default", "no_such_encoder", *[a for o in gate_on for a in ("--set", o)]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "encoder/no_such_encoder" in err

@@ -482,16 +482,20 @@ def _sampled_output(model: TaskModel, batch: dict, seed: int):
 
 
 def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say=lambda _: None,
-                 sampled_decisions: bool = False, chunks: list[tuple[dict, float]] | None = None) -> Check:
+                 sampled_decisions: bool = False, chunks: list[tuple[dict, float]] | None = None,
+                 on_step=None, budget: int | None = None) -> Check:
     """Up to ``memorise_budget(lr)`` full-batch training steps, scored every ``MEMORISE_EVERY``.
     ``chunks`` (``length_chunks``): the batch in weighted parts whose gradients are summed.
+    ``on_step(step, loss, model)``: called after each backward, before clipping and the update
+    (the gradients as computed); it must not change the model. ``budget``: another step budget
+    (a replay of the check: scripts/replay_memorisation.py).
     ``sampled_decisions``: the encoder samples decisions in training (FHE's gates), so a score
     reads them sampled as in training (the check asks whether the model learns); the score
     under the eval-mode rule is kept beside it (the fourth number of each curve point)."""
     from rnnbench.training.loop import build_optimizer
 
     t = cfg.trainer
-    budget = memorise_budget(float(t.lr))
+    budget = memorise_budget(float(t.lr)) if budget is None else budget
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = build_optimizer(cfg, trainable)
     parts = chunks or [(batch, 1.0)]
@@ -513,6 +517,8 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
                              {"steps": step, "curve": curve, "budget": budget})
             (loss * share).backward()
             loss_value += float(loss.detach()) * share
+        if on_step is not None:
+            on_step(step, loss_value, model)
         if t.grad_clip:
             torch.nn.utils.clip_grad_norm_(trainable, t.grad_clip)
         optimizer.step()
@@ -538,19 +544,20 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
                                                        "regulariser_left_out": model.encoder.has_regulariser})
 
 
-def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None) -> Verdict:
+def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None, on_step=None, budget: int | None = None) -> Verdict:
     """The five checks of the model ``cfg`` builds on ``data`` (see the module docstring), at one
     thread whatever the caller's setting (restored after): a verdict must not depend on where it
-    was made, and the sums of several threads are ordered differently."""
+    was made, and the sums of several threads are ordered differently. ``on_step`` and ``budget``
+    go to ``memorisation`` (a step-by-step replay of the check)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _check_model(cfg, data, say)
+        return _check_model(cfg, data, say, on_step, budget)
     finally:
         torch.set_num_threads(threads)
 
 
-def _check_model(cfg: DictConfig, data: TaskData, say) -> Verdict:
+def _check_model(cfg: DictConfig, data: TaskData, say, on_step=None, budget: int | None = None) -> Verdict:
     dispatch.set_default_impl(str(cfg.trainer.kernel_impl))  # the kernels a run would use
     torch.manual_seed(cfg.seed)  # as fit: the model's initial weights are the run's
     model = build_model(cfg, data)
@@ -567,7 +574,8 @@ def _check_model(cfg: DictConfig, data: TaskData, say) -> Verdict:
              ("input", lambda: input_dependence(model, batch, probe, fields, data.vocab, cfg.seed)),
              ("train_eval", lambda: train_eval(model, batch, cfg.seed)),
              ("memorisation", lambda: memorisation(model, batch, probe, cfg, say, sampled_decisions=sampled(),
-                                                   chunks=length_chunks(examples, fields, model)))]
+                                                   chunks=length_chunks(examples, fields, model),
+                                                   on_step=on_step, budget=budget))]
     for name, run in steps:
         with _Timer() as timer:
             check = run()
