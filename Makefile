@@ -32,7 +32,7 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 test: $(STAMP) browser wordnet  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
-test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs, the two slowest sanity rows): a few minutes
+test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs): a few minutes
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 
 gpu-check: $(STAMP)  ## on a CUDA machine (~6 min on an H100): Triton kernels vs reference, the gated scan's bandwidth, the cost table (results/rcrn_table10_cuda.*), a short run of every encoder, the cost targets; writes results/gpu.md. GPU_CHECK=--quick: a dry run on the CPU
