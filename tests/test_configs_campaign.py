@@ -36,7 +36,7 @@ def _flatten(node, prefix=()) -> dict:
 FULL_AND_PARTIAL = {
     "snli": ({"train_file": "snli/snli_1.0_train.jsonl"}, {"train_file": "snli/snli_1.0_train.first1024.jsonl"},
              ["snli/snli_1.0_train.jsonl"]),
-    "scitail": ({"format": "tsv", "train_from_dev": None}, {"format": "qnn", "train_from_dev": 0.8},
+    "scitail": ({"format": "tsv", "train_from_dev": None}, {"format": "qnn", "train_from_dev": 0.8, "dev_split_by": "hypothesis"},
                 [f"scitail/SciTailV1.1/tsv_format/scitail_1.0_{s}.tsv" for s in ("train", "dev", "test")]),
     "trecqa": ({"train_split": "train-all"}, {"train_split": "train"}, ["trecqa/castorini_format/train-all/b.toks"]),
 }

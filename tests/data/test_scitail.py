@@ -82,11 +82,39 @@ def test_train_from_dev_splits_the_official_dev_set(tmp_path):
     assert any(ids != dev_ids for ids in other)
 
 
+def _shared_hypotheses(splits) -> set:
+    return {tuple(r["hypothesis"]) for r in splits["train"]} & {tuple(r["hypothesis"]) for r in splits["dev"]}
+
+
+def _write_shared_hypotheses(root: Path) -> Path:
+    """A dev file as SciTail's: 60 pairs over 6 hypotheses (each hypothesis beside 10 premises)."""
+    lines = [f"Premise {i} about rocks.\tRocks have property {i % 6}.\t{i % 2}" for i in range(60)]
+    for split, text in (("dev", lines), ("test", ["A premise.\tA hypothesis.\t0"])):
+        path = root / FORMAT_FILES["qnn"].format(split=split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(line + "\n" for line in text), encoding="utf-8")
+    return root
+
+
+def test_split_by_hypothesis_keeps_each_hypothesis_on_one_side(tmp_path):
+    root = _write_shared_hypotheses(tmp_path)
+    by_pair = SciTailReader(format="qnn", train_from_dev=0.8).load(root)
+    assert _shared_hypotheses(by_pair)  # the first runs' split: hypotheses on both sides
+    splits = SciTailReader(format="qnn", train_from_dev=0.8, dev_split_by="hypothesis").load(root)
+    assert not _shared_hypotheses(splits)
+    assert len(splits["dev"]) == 20 and len(splits["train"]) == 40  # whole groups of 10 until at least 20% is dev
+    assert {r["id"] for r in splits["train"] + splits["dev"]} == {f"dev-{i}" for i in range(60)}
+    again = SciTailReader(format="qnn", train_from_dev=0.8, dev_split_by="hypothesis").load(root)
+    assert again == splits
+
+
 def test_bad_options():
     with pytest.raises(ConfigError, match="format"):
         SciTailReader(format="csv")
     with pytest.raises(ConfigError, match="train_from_dev"):
         SciTailReader(train_from_dev=1.5)
+    with pytest.raises(ConfigError, match="dev_split_by"):
+        SciTailReader(dev_split_by="premise")
 
 
 @pytest.mark.parametrize(
@@ -112,6 +140,9 @@ def test_malformed_line_names_file_and_line(tmp_path, fmt, line, problem):
 def test_real_data_counts(real_data):
     splits = SciTailReader(format="qnn", train_from_dev=0.8).load(real_data)
     assert [len(splits[s]) for s in ("train", "dev", "test")] == [1043, 261, 2126]
+    assert len(_shared_hypotheses(splits)) == 87  # the leak of the split by pair: 87 of the 121 hypotheses on both sides
+    grouped = SciTailReader(format="qnn", train_from_dev=0.8, dev_split_by="hypothesis").load(real_data)
+    assert not _shared_hypotheses(grouped) and [len(grouped[s]) for s in ("train", "dev")] == [1031, 273]
 
     def counts(records):
         return dict(Counter(LABELS[r["label"]] for r in records))

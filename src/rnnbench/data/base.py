@@ -168,6 +168,32 @@ def hold_out(train: list, test: list, dev_size: int, seed: int, where: str) -> d
     }
 
 
+def hold_out_groups(train: list, test: list, dev_fraction: float, seed: int, group_of, where: str) -> dict[str, list]:
+    """Split whole groups (``group_of(record)``, e.g. a pair's hypothesis) off train as the dev set,
+    drawn in a random order (fixed ``seed``) until dev holds at least ``dev_fraction`` of the
+    records; order is kept. No group is on both sides, so a dev score cannot reward memorising
+    a group seen in training."""
+    from rnnbench.errors import ConfigError
+
+    groups: dict[object, list[int]] = {}
+    for i, record in enumerate(train):
+        groups.setdefault(group_of(record), []).append(i)
+    if len(groups) < 2:
+        raise ConfigError(f"{where}: a split by group needs at least two groups; found {len(groups)}")
+    order = sorted(groups, key=repr)
+    random.Random(seed).shuffle(order)
+    held: set[int] = set()
+    for key in order:
+        if len(held) >= dev_fraction * len(train):
+            break
+        held.update(groups[key])
+    return {
+        "train": [r for i, r in enumerate(train) if i not in held],
+        "dev": [r for i, r in enumerate(train) if i in held],
+        "test": test,
+    }
+
+
 def describe_damage(path: Path) -> str | None:
     """Why a .gz or .zip file cannot be read (None if it reads to the end)."""
     try:

@@ -26,18 +26,25 @@ exist), use this fraction of the official dev pairs for training (chosen at rand
 with ``split_seed``) and keep the rest as the dev set; test is untouched. Runs
 made this way are NOT comparable to the paper's (trained on 23k pairs); the
 experiment's table note says so.
+
+``dev_split_by`` (ours, with ``train_from_dev``): ``pair`` draws dev pairs one by one (the
+first runs' split); ``hypothesis`` keeps every pair of a hypothesis on one side. SciTail's dev
+file has 1,304 pairs but only 121 distinct hypotheses, so a split by pair puts almost every
+hypothesis on both sides and the dev score rewards recognising a hypothesis already trained
+on (dev 86-89% against test 56-61% in RCRN Table 7's first runs).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from rnnbench.data.base import Reader, Records, Splits, hold_out, parse_lines
+from rnnbench.data.base import Reader, Records, Splits, hold_out, hold_out_groups, parse_lines
 from rnnbench.data.snli import iter_json_lines
 from rnnbench.data.tokenize import treebank_tokenize
 from rnnbench.errors import ConfigError, DataFormatError
 
 LABELS = ["entails", "neutral"]
 SPLITS = ("train", "dev", "test")
+DEV_SPLITS = ("pair", "hypothesis")
 FORMAT_FILES = {
     "tsv": "scitail/SciTailV1.1/tsv_format/scitail_1.0_{split}.tsv",
     "snli": "scitail/SciTailV1.1/snli_format/scitail_1.0_{split}.txt",
@@ -61,13 +68,16 @@ def _tokens(text: str, which: str) -> list[str]:
 
 
 class SciTailReader(Reader):
-    """SciTail; see the module docstring for ``format``, ``train_from_dev`` and ``split_seed``."""
+    """SciTail; see the module docstring for ``format``, ``train_from_dev``, ``dev_split_by`` and ``split_seed``."""
 
     name = "scitail"
     source = "https://allenai.org/data/scitail (SciTailV1.1.zip, unpacked into scitail/)"
     label_names = LABELS
 
-    def __init__(self, format: str = "tsv", train_from_dev: float | None = None, split_seed: int = 13):  # noqa: A002
+    def __init__(self, format: str = "tsv", train_from_dev: float | None = None, split_seed: int = 13,  # noqa: A002
+                 dev_split_by: str = "pair"):
+        if dev_split_by not in DEV_SPLITS:
+            raise ConfigError(f"task.reader.dev_split_by must be one of {', '.join(DEV_SPLITS)}; got {dev_split_by!r}")
         if format not in FORMAT_FILES:
             raise ConfigError(f"task.reader.format must be one of {', '.join(FORMAT_FILES)}; got {format!r}")
         if train_from_dev is not None and not 0.0 < train_from_dev < 1.0:
@@ -75,6 +85,7 @@ class SciTailReader(Reader):
         self.format = format
         self.train_from_dev = train_from_dev
         self.split_seed = split_seed
+        self.dev_split_by = dev_split_by
 
     def path(self, split: str) -> str:
         return FORMAT_FILES[self.format].format(split=split)
@@ -122,6 +133,9 @@ class SciTailReader(Reader):
         dev, test = self.read_split(root, "dev"), self.read_split(root, "test")
         if self.train_from_dev is None:
             return {"train": self.read_split(root, "train"), "dev": dev, "test": test}
+        where = f"SciTail dev ({self.path('dev')})"
+        if self.dev_split_by == "hypothesis":  # ids stay the official dev ids
+            return hold_out_groups(dev, test, 1 - self.train_from_dev, self.split_seed, lambda r: tuple(r["hypothesis"]), where)
         # hold_out keeps `dev_size` items as dev and the rest as train; ids stay the official dev ids.
         keep_as_dev = len(dev) - round(len(dev) * self.train_from_dev)
-        return hold_out(dev, test, keep_as_dev, self.split_seed, f"SciTail dev ({self.path('dev')})")
+        return hold_out(dev, test, keep_as_dev, self.split_seed, where)
