@@ -66,5 +66,5 @@ def test_the_ledger_opens_with_what_was_found(tmp_path):
 
     sst = next(line for line in lines if line.startswith("| RCRN outperforms the BiLSTM on SST-5") and "(`rcrn` > `bilstm`" in line)
     assert " at " in sst.split(" | ")[3] and sst.split(" | ")[5].count(" / ") == 2  # interval at its Holm level; p raw / Holm / BH
-    assert next(line for line in lines if line.startswith("**")).startswith(f"**{sum(len(load_claims(p.stem)) for p in REGISTRY.glob('*.yaml'))} claims: ")
+    assert next(line for line in lines if line.startswith("**")).startswith(f"**{sum(len(load_claims(p.stem)) for p in REGISTRY.glob('*.yaml'))} claims. ")
     assert any(line.startswith("Decided again on evidence from another device (rcrn_table10_cuda)") for line in lines)

@@ -124,18 +124,35 @@ def test_the_seeds_alone_or_unclustered_items_over_decide_where_the_test_set_mat
 
 
 def test_seeds_for_power_by_hand():
-    # seeds only, variance 4 per seed; two-sided 5%, 80% power for an effect of 2: the least n with
-    # (t(0.975, n-1) + t(0.8, n-1)) x 2 / sqrt(n) <= 2
+    # seeds only, variance 4 per seed; two-sided 5%, 80% power for an effect of 2: the least n whose
+    # paired t test rejects with probability 0.8 (the noncentral t, ncp = 2 / (2 / sqrt(n)))
     e = stats.Estimate(0.0, 1.0, 4.0, 5, 0, 4.0, 0.0)
     n = stats.seeds_for_power(e, 2.0, 0.05)
-    q = lambda k: sstats.t.ppf(0.975, k - 1) + sstats.t.ppf(0.8, k - 1)  # noqa: E731
-    assert q(n) * 2 / math.sqrt(n) <= 2 < q(n - 1) * 2 / math.sqrt(n - 1)
+
+    def power(k):
+        crit = sstats.t.ppf(0.975, k - 1)
+        return sstats.nct.sf(crit, k - 1, math.sqrt(k)) + sstats.nct.cdf(-crit, k - 1, math.sqrt(k))
+    assert power(n) >= 0.8 > power(n - 1)
+    assert n == 10  # power 0.80 at 10 seeds, 0.75 at 9
+    # at a Holm level of 0.0125, variance 1 and an effect of 2 the shortcut t(1 - a/2) + t(0.8) says 6 seeds; their power is under 0.8
+    strict = stats.seeds_for_power(stats.Estimate(0.0, 1.0, 4.0, 5, 0, 1.0, 0.0), 2.0, 0.0125)
+    assert strict == 7
     # a test-set floor of variance 1 (many clusters): (1.96 + 0.84) x 1 > 2, no number of seeds reaches it
     floored = stats.Estimate(0.0, 1.0, 50.0, 5, 1000, 4.0, 1.0)
     assert stats.seeds_for_power(floored, 2.0, 0.05) is None
     assert stats.seeds_for_power(floored, 3.5, 0.05) > stats.seeds_for_power(e, 3.5, 0.05)  # reachable, with more seeds
     assert stats.seeds_for_power(e, 0.0, 0.05) is None
     assert stats.seeds_for_power(e, 0.01, 0.05, most=100) == 101  # past the most asked for
+
+
+def test_seeds_for_power_as_a_range_carries_the_variance_estimates_uncertainty():
+    e = stats.Estimate(0.0, 1.0, 4.0, 5, 0, 4.0, 0.0)  # the seeds' variance from 5 seeds: 4 degrees of freedom
+    low, high = stats.seeds_for_power_range(e, 2.0, 0.05)
+    assert low < stats.seeds_for_power(e, 2.0, 0.05) < high
+    assert high / low > 5  # at 4 degrees of freedom the 95% interval of a variance spans a factor of about 13
+    many = stats.Estimate(0.0, 1.0, 4.0, 101, 0, 4.0, 0.0)
+    low, high = stats.seeds_for_power_range(many, 2.0, 0.05)
+    assert high - low <= 6  # known well from 101 seeds
 
 
 def test_sign_test():

@@ -93,7 +93,8 @@ def test_an_inconclusive_verdict_says_the_seeds_and_hours_that_would_decide_it()
     seeds_only = _Result(_estimate(0.5, 1.0), Hypothesis(verdicts.DIFFERENCE, 1, reference=2.0), price=(0.5, "CPU h"))
     verdicts.decide([seeds_only])
     n = stats.seeds_for_power(seeds_only.estimate, 2.0, 0.05)
-    assert seeds_only.decision.power == f"{n} paired seeds for 80% power at the paper's +2.00 (5 run; {n - 5} more ≈ {(n - 5) * 0.5:.1f} CPU h)"
+    assert seeds_only.decision.power.startswith(f"{n} paired seeds for 80% power at the paper's +2.00 (plausibly ")
+    assert seeds_only.decision.power.endswith(f"(5 run; {n - 5} more ≈ {(n - 5) * 0.5:.1f} CPU h)")
     # the test set's part alone (variance 1 of 1.1) keeps 80% power at +2 out of reach at any number of seeds
     floored = _Result(_estimate(0.5, math.sqrt(1.1), clusters=500, item_var=1.0), Hypothesis(verdicts.DIFFERENCE, 1, reference=2.0))
     verdicts.decide([floored])

@@ -7,6 +7,7 @@
     rnnbench list encoders|tasks|experiments|tables
     rnnbench table NAME [--plan | --no-run] a paper table under the comparison protocol
     rnnbench claims                         the claims ledger (results/claims.md)
+    rnnbench floors [TABLE ...]             every table column's majority-class score (results/floors.csv)
     rnnbench sanity                         the sanity gate, where this checkout has one
     rnnbench report [--out DIR]             the report: a static site of every table, claim and run
 
@@ -29,6 +30,7 @@ VERBS = {
     "list": ("listing", "encoders, tasks, experiments or tables, and whether the data is here"),
     "table": ("scripts", "run what a paper table lacks, then write it (results/NAME.md)"),
     "claims": ("scripts", "write the claims ledger results/claims.md from the evidence"),
+    "floors": ("floors", "write results/floors.csv: each table column's majority-class score on dev and test"),
     "sanity": ("scripts", "run the sanity gate (scripts/sanity.py of a checkout)"),
     "report": ("report", "build the report: a static site of every table, claim and run (site/)"),
 }

@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from rnnbench.results import clusters, evidence, guards, stats, verdicts
+from rnnbench.results import clusters, evidence, gates, guards, stats, verdicts
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
@@ -49,6 +49,8 @@ class ClaimResult:
     compared: tuple[str, str] | None = None  # the rows compared: the claim's, or those standing in for them
     counted: bool = False  # decided on exact parameter counts (no statistics)
     decision: verdicts.Decision | None = None  # set by verdicts.decide
+    gate: gates.Gate | None = None  # a verdict the gates give in place of the statistics' (pipeline check, floor, mechanism)
+    scope: gates.Scope | None = None  # an accuracy claim's verdict: about the paper, or in our setting (parity)
 
 
 def load_claims(table: str) -> list[dict]:
@@ -59,6 +61,7 @@ def load_claims(table: str) -> list[dict]:
     if unit not in clusters.known_units():
         raise ValueError(f"{where}: item_unit {unit!r} is not one of {', '.join(clusters.known_units())}")
     claims = registry.get("claims") or []
+    gates.check_registry(registry, where)
     for claim in claims:
         check_claim(claim, where)
         for side in ("better", "worse"):
@@ -215,15 +218,19 @@ def _test(claim: dict, paper: tuple[float | None, float | None], quantity: str) 
 
 
 def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict] | evidence.ItemScores, confidence: float = 0.95,
-             samples: int | None = None, counts: dict[str, tuple[int, str]] | None = None) -> ClaimResult:
+             samples: int | None = None, counts: dict[str, tuple[int, str]] | None = None,
+             floors: dict | None = None) -> ClaimResult:
     """The claim's evidence, decided alone (a family of one; the ledger decides it again with
     the paper's other claims). ``counts``: row -> (encoder parameters, experiment) read off the
     configs (``results/<table>.parameters.csv``), deciding a size claim whose rows lack runs.
+    ``floors``: the majority-class scores (``floors.read_floors``) the floor gate reads.
     ``confidence`` is the level of the paired t printed beside; ``samples`` is unused (the
     estimate is computed exactly) and kept for callers that pass a protocol's setting."""
     check_claim(claim, f"paper_numbers/{table}.yaml")
     # Grouped once per claim here (once per table where the caller passes them grouped: the ledger).
     result = _evaluate(table, claim, rows, evidence.grouped_items(items), confidence, counts)
+    if result.seeds and not result.counted:
+        result.gate, result.scope = gates.apply(table, paper_table(table), rows, claim, result.compared, floors)
     verdicts.decide([result])
     return result
 
@@ -283,7 +290,7 @@ def _evaluate(table: str, claim: dict, rows: list[dict], items: evidence.ItemSco
         result.guards = guards.timed_apart(timed)
         note = "; ".join(n for n in (note, f"timed on {guards.timing_conditions(timed)[0]}") if n)
     elif quantity == "test":
-        result.guards = [*guards.grid_edges(rows, runs, datasets), *guards.at_cap(runs), *guards.untrained(runs)]
+        result.guards = [*guards.grid_edges(rows, runs, datasets), *guards.at_cap(runs), *guards.untrained(runs), *guards.collapsed(runs)]
     result.price = _price(runs)
     result.note = note
     if result.estimate is None:

@@ -10,6 +10,9 @@ withheld, and says why, when either row of the comparison:
   cap, ``evidence.not_converged``): it may still have been improving;
 - has a paired run that did not train (``untrained``: the ``status`` the patience rule writes
   in the evidence, "did not train" or "needs re-run": ``evidence.did_not_train``, ``needs_rerun``);
+- has a paired run that collapsed (``collapsed``): it beat the majority class once, so the patience
+  rule counts it as trained, but its selected dev score lies nearer the dev split's majority-class
+  score than its row's median (RCRN Table 4's 3L-BiLSTM seed 3: 58.6 beside 85 for the others);
 
 and, for a claim on time, when the two rows were not timed together (``timed_apart``): seconds
 from separate runs on a shared machine vary several-fold from run to run (load, thermal state,
@@ -97,4 +100,25 @@ def timed_apart(runs: list[dict]) -> list[str]:
     if not benchmark(runs):
         notes.append("timed in separate training runs, not together in one process and round: seconds from "
                      "separate runs on a shared machine vary several-fold")
+    return notes
+
+
+def collapsed(runs: dict[str, list[dict]]) -> list[str]:
+    """Paired runs whose selected dev score is nearer the dev majority-class score (the evidence's
+    ``majority``) than the median of their row's runs in the same column."""
+    notes = []
+    for name, paired in runs.items():
+        flagged = set()
+        for dataset in {r["dataset"] for r in paired}:
+            here = [r for r in paired if r["dataset"] == dataset and r.get("dev") not in (None, "") and r.get("majority") not in (None, "")]
+            if len(here) < 3:  # a median of two is their mean: no run stands apart from it
+                continue
+            median = sorted(float(r["dev"]) for r in here)[len(here) // 2] if len(here) % 2 else \
+                sum(sorted(float(r["dev"]) for r in here)[len(here) // 2 - 1:len(here) // 2 + 1]) / 2
+            for r in here:
+                dev, majority = float(r["dev"]), float(r["majority"])
+                if abs(dev - majority) < abs(dev - median):
+                    flagged.add((int(r["seed"]), f"dev {dev:.1f}, majority {majority:.1f}, the row's median {median:.1f}"))
+        for seed, why in sorted(flagged):
+            notes.append(f"the run of {name} in seed {seed} collapsed ({why}): its score is not a trained model's")
     return notes

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rnnbench.encoders.build import known_encoders
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import evidence, report, verdicts
+from rnnbench.results import evidence, floors, gates, report, verdicts
 from rnnbench.results.tables import REGISTRY, paper_table
 
 RULE = [
@@ -33,6 +33,15 @@ RULE = [
     "**withheld**: decided by the statistics, but a row chose its rate at its grid's edge, stopped at its epoch cap or has a run",
     "that did not train, or the times were not taken together (whichever side it favours). Times are judged on the ratio of",
     "two rows timed in the same round; parameter counts are exact (counted, not tested). **not run** / **data missing**: no runs.",
+    "",
+    "Whether an accuracy verdict is about the paper or about our setting (the gates, [docs/verdicts.md](../docs/verdicts.md#the-gates)):",
+    "**pipeline check**: the table trained on a stand-in for the paper's training data; **not evidence**: a row of the claim",
+    "does not beat the test split's majority-class score; **not tested**: the mechanism the paper credits is absent from (or not",
+    "measured in) our runs; each shows the statistics' verdict beside. The other verdicts are **about the paper** only where the",
+    "table's reference row (the paper's own baseline) is within its margin of the paper's number (the larger of 2 points and",
+    "twice the paper's std), otherwise **in our setting**, with the reference row's gap. An accuracy claim is smaller than",
+    "claimed or contradicted only on 5 paired seeds or more, and smaller than claimed only with an interval narrower than half",
+    "the paper's difference.",
 ]
 
 # Evidence of the same table measured on another device, decided beside the main evidence
@@ -40,7 +49,7 @@ RULE = [
 DEVICE_EVIDENCE = {"cuda": "on the GPU"}
 # Quantities too small to read at two decimals in their own unit: our means shown scaled.
 DISPLAY_SCALE = {"inference_seconds_per_example": (1000.0, "ours in ms")}
-STATISTICAL = (verdicts.REPRODUCED, verdicts.CONTRADICTED, verdicts.SMALLER, verdicts.INCONCLUSIVE, verdicts.WITHHELD)
+STATISTICAL = verdicts.STATISTICAL
 SHORT = {verdicts.SMALLER: "smaller"}
 
 
@@ -79,9 +88,10 @@ def family_of(section: Section, result: claims_mod.ClaimResult) -> str:
 
 
 def table_results(name: str, claims: list[dict], rows: list[dict], items: list[dict] | evidence.ItemScores, missing_status: str | None,
-                  built: set[str], sizes: dict | None = None) -> list[claims_mod.ClaimResult]:
+                  built: set[str], sizes: dict | None = None, floor_map: dict | None = None) -> list[claims_mod.ClaimResult]:
     """Each claim's evidence on one table's rows; a table without rows gives ``missing_status``
-    (a size claim is still counted from ``sizes``, the configs' parameter counts)."""
+    (a size claim is still counted from ``sizes``, the configs' parameter counts). ``floor_map``:
+    the majority-class scores the floor gate reads (``floors.read_floors``)."""
     results = []
     for claim in claims:
         if missing_status:
@@ -89,7 +99,7 @@ def table_results(name: str, claims: list[dict], rows: list[dict], items: list[d
             if result is None or not result.counted:
                 result = claims_mod.ClaimResult(name, claim, claims_mod.paper_values(name, claim), (None, None), verdict=missing_status)
         else:
-            result = claims_mod.evaluate(name, claim, rows, items, counts=sizes)
+            result = claims_mod.evaluate(name, claim, rows, items, counts=sizes, floors=floor_map)
         unbuilt = [claims_mod.split_row(claim[s])[0] for s in ("better", "worse") if claims_mod.split_row(claim[s])[0] not in built]
         if unbuilt and result.verdict in (verdicts.NOT_RUN, verdicts.DATA_MISSING):
             result.note = f"{', '.join(f'`{u}`' for u in unbuilt)} not built yet"
@@ -163,14 +173,43 @@ def p_cell(result: claims_mod.ClaimResult) -> str:
     return "–" if d is None else f"{_p(d.p)} / {_p(d.p_holm)} / {_p(d.p_bh)}"
 
 
+def statistics_text(result: claims_mod.ClaimResult) -> str:
+    """What the statistics say where a gate or the minimum evidence set the verdict ("" elsewhere)."""
+    d = result.decision
+    if d is None:
+        return ""
+    if result.gate is not None:
+        return f"the statistics say {d.statistical}" + (f", but {d.missing}" if d.missing else "")
+    if d.missing:
+        return f"the statistics say {d.statistical}, but {d.missing}"
+    return ""
+
+
+def verdict_label(result: claims_mod.ClaimResult) -> str:
+    """The verdict with its scope: ``contradicted, in our setting (reference row ...)``; a gated
+    verdict with its reason."""
+    if result.gate is not None and result.verdict == result.gate.kind:
+        return result.gate.label()
+    if result.scope is not None and result.verdict in verdicts.STATISTICAL:
+        return f"{result.verdict}, {result.scope.label()}"
+    return result.verdict
+
+
 def verdict_cell(result: claims_mod.ClaimResult, status_note: bool = True) -> str:
     d = result.decision
     parts = []
+    gated = result.gate is not None and result.verdict == result.gate.kind
+    if gated:
+        parts.append(result.gate.why)
+    elif result.scope is not None and result.verdict in verdicts.STATISTICAL:
+        parts.append(result.scope.label())
+    if statistics_text(result):
+        parts.append(statistics_text(result))
     if result.verdict == verdicts.WITHHELD and d is not None:
         parts.append(f"the statistics say {d.statistical}, but " + "; ".join(result.guards))
     elif result.guards and d is not None:
         parts.append("; ".join(result.guards))
-    if d is not None and d.power:
+    if d is not None and d.power and not gated:
         parts.append(d.power)
     if d is not None and result.held_out_seeds:
         dropped = sorted(set(result.seeds) - set(result.held_out_seeds))
@@ -239,19 +278,63 @@ def _summary(counts: Counter) -> str:
     return ", ".join(f"{v} {counts[v]}" for v in verdicts.KINDS if counts[v])
 
 
+def scope_of(result: claims_mod.ClaimResult) -> str:
+    """An accuracy verdict's group in the counts: about the paper, in our setting, or its own kind
+    (gated, not run, data missing)."""
+    if result.verdict in verdicts.STATISTICAL and result.scope is not None:
+        return result.scope.kind
+    return result.verdict
+
+
 def _accuracy_table(by_paper: dict[str, list[Section]]) -> list[str]:
-    kinds = verdicts.KINDS
-    lines = ["| paper | claims | " + " | ".join(kinds) + " |", "|---|---:|" + "---:|" * len(kinds)]
-    total: Counter = Counter()
+    short = "/".join(SHORT.get(k, k) for k in STATISTICAL)
+    other = (*gates.GATED, verdicts.NOT_RUN, verdicts.DATA_MISSING)
+    lines = [f"| paper | claims | about the paper: {short} | in our setting: {short} | " + " | ".join(other) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(other)]
+    total: dict[str, Counter] = {}
+
+    def cell(results) -> str:
+        counts = _counts(results)
+        return " / ".join(str(counts[k]) for k in STATISTICAL) if results else "–"
+
+    every: list = []
     for paper, sections in by_paper.items():
         results = [r for s in sections if not s.device for r in s.results if is_accuracy(r.claim)]
         if not results:
             continue
-        counts = _counts(results)
-        total += counts
-        lines.append(f"| {paper} | {len(results)} | " + " | ".join(str(counts[k] or "–") for k in kinds) + " |")
-    lines.append(f"| **all** | **{sum(total.values())}** | " + " | ".join(f"**{total[k]}**" for k in kinds) + " |")
+        every += results
+        lines.append(_accuracy_line(paper, results, other, cell))
+    lines.append(_accuracy_line("**all**", every, other, cell, bold=True))
     return lines
+
+
+def _accuracy_line(paper: str, results: list, other: tuple, cell, bold: bool = False) -> str:
+    about = [r for r in results if scope_of(r) == gates.ABOUT_PAPER]
+    ours = [r for r in results if scope_of(r) == gates.IN_OUR_SETTING]
+    counts = _counts(results)
+    b = "**" if bold else ""
+    cells = [f"{b}{len(results)}{b}", cell(about), cell(ours), *(f"{b}{counts[k]}{b}" if counts[k] or bold else "–" for k in other)]
+    return f"| {paper} | " + " | ".join(cells) + " |"
+
+
+def headline(results: list) -> str:
+    """The ledger's first line: accuracy verdicts about the papers and in our setting apart, the
+    gated ones, the cost verdicts, and the claims without runs."""
+    accuracy = [r for r in results if is_accuracy(r.claim)]
+    parts = []
+    for scope in (gates.ABOUT_PAPER, gates.IN_OUR_SETTING):
+        mine = [r for r in accuracy if scope_of(r) == scope]
+        parts.append(f"accuracy, {scope}: " + (_summary(_counts(mine)) if mine else "none"))
+    gated = [r for r in accuracy if r.verdict in gates.GATED]
+    if gated:
+        parts.append(_summary(_counts(gated)))
+    cost = [r for r in results if not is_accuracy(r.claim) and r.verdict in verdicts.STATISTICAL + (verdicts.REPRODUCED, verdicts.CONTRADICTED)]
+    if cost:
+        parts.append("cost and size: " + _summary(_counts(cost)))
+    missing = [r for r in results if r.verdict in (verdicts.NOT_RUN, verdicts.DATA_MISSING)]
+    if missing:
+        parts.append(_summary(_counts(missing)))
+    return f"**{len(results)} claims. " + "; ".join(parts) + ".**"
 
 
 def _cost_table(by_paper: dict[str, list[Section]]) -> list[str]:
@@ -283,12 +366,15 @@ def _where(section: Section) -> str:
 
 
 def _decided_accuracy(sections: list[Section]) -> list[str]:
-    lines = ["| claim | table | ours: better − worse, interval at its Holm level | p: raw / Holm / BH | verdict |", "|---|---|---:|---:|---|"]
+    lines = ["| claim | table | ours: better − worse, interval at its Holm level | p: raw / Holm / BH | verdict | about |",
+             "|---|---|---:|---:|---|---|"]
     for s in sections:
         for r in s.results:
             if is_accuracy(r.claim) and not s.device and r.decision is not None and r.decision.statistical in verdicts.DECIDED:
-                verdict = r.verdict if r.verdict != verdicts.WITHHELD else f"withheld (statistics: {r.decision.statistical})"
-                lines.append(f"| {r.claim['text']} | {_where(s)} | {effect_cell(r)} | {p_cell(r)} | **{verdict}** |")
+                verdict = r.verdict if r.verdict in (verdicts.DECIDED + (verdicts.INCONCLUSIVE,)) else f"{r.verdict} (statistics: {r.decision.statistical})"
+                about = (r.gate.why if r.gate is not None and r.verdict == r.gate.kind
+                         else r.scope.label() if r.scope is not None else "–")
+                lines.append(f"| {r.claim['text']} | {_where(s)} | {effect_cell(r)} | {p_cell(r)} | **{verdict}** | {about} |")
     return lines if len(lines) > 2 else ["None."]
 
 
@@ -333,8 +419,7 @@ def opening(sections: list[Section]) -> list[str]:
     own = [r for s in sections if not s.device for r in s.results]
     device = [r for s in sections if s.device for r in s.results]
     counted = sum(r.counted for r in own)
-    head = [f"**{len(own)} claims: {_summary(_counts(own))}.**"
-            + (f" Of the reproduced and contradicted, {counted} are exact counts of parameters, not tests." if counted else "")]
+    head = [headline(own) + (f" Of the cost and size verdicts, {counted} are exact counts of parameters, not tests." if counted else "")]
     if device:
         names = sorted({f"{s.table}_{s.device}" for s in sections if s.device})
         head += ["", f"Decided again on evidence from another device ({', '.join(names)}): {len(device)} verdicts: {_summary(_counts(device))}."]
@@ -342,7 +427,8 @@ def opening(sections: list[Section]) -> list[str]:
     head += ["", f"Each claim tested alone at 95%, before the correction, the {sum(unadjusted.values())} tested would read: "
              f"{_summary(unadjusted)} (the guards aside)."]
     return ["## What was found", "", *head, "", *RULE, "",
-            "### Accuracy claims, per paper (verdicts after Holm's correction within the paper)", "", *_accuracy_table(by_paper), "",
+            "### Accuracy claims, per paper (verdicts after Holm's correction within the paper; reproduced / contradicted / "
+            "smaller / inconclusive / withheld, about the paper and in our setting apart)", "", *_accuracy_table(by_paper), "",
             "### Cost claims, per paper: on the CPU and on the GPU side by side", "", *_cost_table(by_paper), "",
             "### The decided accuracy claims", "", *_decided_accuracy(sections), "",
             "### The decided cost claims, on the CPU and on the GPU", "", *_decided_cost(sections), "",
@@ -364,6 +450,7 @@ def sections_of(results_dir: Path, status_of_table=None) -> list[Section]:
     other device's (``<table>_cuda.csv``), decided together."""
     sections = []
     built = set(known_encoders())
+    floor_map = floors.read_floors(results_dir)
     for path in sorted(REGISTRY.glob("*.yaml"), key=lambda p: natural_key(p.stem)):
         name = path.stem
         table_claims = claims_mod.load_claims(name)
@@ -376,7 +463,7 @@ def sections_of(results_dir: Path, status_of_table=None) -> list[Section]:
         missing_status = (status_of_table(name) if status_of_table else verdicts.NOT_RUN) if not rows else None
         link = f"[{name}]({name}.md)" if (results_dir / f"{name}.md").exists() else name
         sizes = evidence.read_parameter_counts(evidence.parameters_path(csv_path))
-        results = table_results(name, table_claims, rows, items, missing_status, built, sizes)
+        results = table_results(name, table_claims, rows, items, missing_status, built, sizes, floor_map)
         title = f"{_paper_name(registry)} Table {registry['table']}: {registry['caption']} ({link})"
         sections.append(Section(name, registry, rows, results, title))
         for device, where in DEVICE_EVIDENCE.items():

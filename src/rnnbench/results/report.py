@@ -17,8 +17,8 @@ from scipy import stats as sstats
 
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import evidence
-from rnnbench.results import timing
+from rnnbench.results import evidence, floors, gates, verdicts
+from rnnbench.results import deviations, timing
 from rnnbench.results.evidence import did_not_train, needs_rerun, not_converged
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
@@ -72,6 +72,19 @@ def untrained_lines(rows: list[dict]) -> list[str]:
                               for (enc, variant, seed, _), rs in sorted(runs.items()))
             lines.append(f"{what}: {named}.")
     return lines
+
+
+def collapsed_lines(rows: list[dict]) -> list[str]:
+    """A footnote naming the reported runs that collapsed (``guards.collapsed``): averaged in the
+    row's mean, but every claim on their row is withheld."""
+    from rnnbench.results import guards
+
+    by_row: dict[str, list[dict]] = {}
+    for r in reported(rows):
+        if not untrained(r) and not str(r.get("metric", "")).startswith("stats:"):
+            by_row.setdefault(f"{r['encoder']}/{r['variant']}" if r["variant"] else r["encoder"], []).append(r)
+    notes = guards.collapsed(by_row)
+    return [f"Collapsed runs (averaged in the row's mean; the claims on their row are withheld): {'; '.join(notes)}."] if notes else []
 
 
 def check_versions(rows: list[dict]) -> None:
@@ -257,10 +270,11 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
 
 
 def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int,
-                counts: dict | None = None) -> tuple[list[str], list[claims_mod.ClaimResult]]:
-    """The table's claims with their evidence, each read alone at 95%; their verdicts, decided
+                counts: dict | None = None, floor_map: dict | None = None) -> tuple[list[str], list[claims_mod.ClaimResult]]:
+    """The table's claims with their evidence, each read alone at 95%, through the gates
+    (``floor_map``: the majority-class scores, ``floors.read_floors``); their verdicts, decided
     with the paper's other claims (Holm), are the ledger's (results/claims.md)."""
-    results = [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts) for c in claims_mod.load_claims(table)]
+    results = [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts, floor_map) for c in claims_mod.load_claims(table)]
     tested = [r for r in results if r.verdict != "not run"]
     if not results:
         return [], results
@@ -289,12 +303,16 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
     note = f" {r.note[0].upper()}{r.note[1:]}." if r.note else ""
     if r.counted:
         return f"**{r.verdict}** (exact counts): {head} Ours: {r.ours[0]:,.0f} / {r.ours[1]:,.0f}.{note}"
+    gate = r.gate is not None and r.verdict == r.gate.kind
+    scope = (f" Gate: {r.gate.why}." if gate else
+             f" {r.scope.label()[0].upper()}{r.scope.label()[1:]}." if r.scope is not None and r.verdict in verdicts.STATISTICAL else "")
     if r.decision is None:
-        return f"**{r.verdict}**: {head}{note}"
+        return f"**{r.verdict}**: {head}{scope}{note}"
     d = r.decision
     effect = "ratio" if r.test.effect == "log ratio" else "difference"
     where = f"{len(r.seeds)} paired seeds" + (f" and {r.estimate.clusters:,} test-item clusters" if r.estimate.clusters else "")
-    reading = f"**{r.verdict}**" if r.verdict != "withheld" else f"**withheld** (the statistics say {d.statistical})"
+    reading = (f"**{r.verdict}** (the statistics say {d.statistical})" if r.verdict in ("withheld", *gates.GATED)
+               else f"**{r.verdict}** (the statistics say {d.statistical}, but {d.missing})" if d.missing else f"**{r.verdict}**")
     guards = "; ".join(r.guards)
     guards = (f" Withheld: {guards}." if r.verdict == "withheld" else f" Would withhold a decided verdict: {guards}.") if guards else ""
     held = ""
@@ -303,7 +321,7 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
                 (f"{ledger._value(r.test, r.held_out.mean)}, {d.held_out}." if r.held_out is not None else "no interval."))
     p = "p < 0.001" if d.p < 0.001 else f"p = {d.p:.3f}"
     power = f" {d.power[0].upper()}{d.power[1:]}." if d.power else ""
-    return (f"{reading}: {head} Ours, the {effect} over {where}: {ledger.effect_cell(r)} (paired t over seeds: "
+    return (f"{reading}: {head}{scope} Ours, the {effect} over {where}: {ledger.effect_cell(r)} (paired t over seeds: "
             f"{ledger.t_cell(r)}), {p}.{guards}{held}{note}{power}")
 
 
@@ -319,8 +337,11 @@ def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path
 
 def render(name: str, table: dict, title: str, columns: list[str], rows: list[dict], items: list[dict], built: set[str],
            notes: list[str], out_dir: Path, digits: int = 1, paper: bool = True, protocol=None,
-           select_metric: str | None = None, not_run: dict[tuple[str, str | None], str] | None = None) -> tuple[Path, Path]:
-    """Write results/<name>.{md,tex} (and the plot) from evidence rows; ``not_run`` as ``build_rows``."""
+           select_metric: str | None = None, not_run: dict[tuple[str, str | None], str] | None = None,
+           deviation_lines: list[str] | None = None) -> tuple[Path, Path]:
+    """Write results/<name>.{md,tex} (and the plot) from evidence rows; ``not_run`` as ``build_rows``. Under the
+    Markdown table's notes, the deviations from the paper's setting (``deviations.section``): ``deviation_lines``
+    where the caller has them, else read off the table's paper settings and its rows' configs."""
     check_versions(rows)
     confidence = float(protocol.confidence) if protocol is not None else 0.95
     samples = int(protocol.bootstrap_samples) if protocol is not None else 10000
@@ -342,9 +363,10 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     if plot is not None:
         extra += [f"Learning curves (dev, mean over seeds, band min to max): [plots/{name}.png](plots/{name}.png)", ""]
     if paper:
-        claim_md, _ = claim_lines(name, rows, items, confidence, samples, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")))
+        claim_md, _ = claim_lines(name, rows, items, confidence, samples, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")),
+                                  floors.read_floors(out_dir))
         extra += claim_md
-    notes = [*notes, *untrained_lines(rows), *selection_lines(rows, digits, select_metric)]
+    notes = [*notes, *untrained_lines(rows), *collapsed_lines(rows), *selection_lines(rows, digits, select_metric)]
     if rows:
         notes.append(f"Per-run evidence: [{name}.csv]({name}.csv) (every run of the protocol, one row per run and column)"
                      + (f", per-item test scores {name}.items.csv.gz" if items else "") + ".")
@@ -352,6 +374,8 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
         notes.append(PAPER_NOTE)
     md_text = markdown(title, table_rows, [], columns, paper)
     md_text = md_text.rstrip("\n") + "\n\n" + "\n".join(extra) + "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+    if paper:
+        md_text += deviations.section(name, rows, deviation_lines)
     out_dir.mkdir(parents=True, exist_ok=True)
     md, tex = out_dir / f"{name}.md", out_dir / f"{name}.tex"
     md.write_text(md_text)

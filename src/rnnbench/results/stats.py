@@ -190,34 +190,53 @@ def hierarchical_bootstrap(a, b, clusters=None, draws: int = 1000, seed: int = 0
     return float(d.mean()), float(means.std(ddof=1))
 
 
-def seeds_for_power(estimate: Estimate, effect: float, alpha: float, power: float = 0.8, most: int = 1000) -> int | None:
+def seeds_for_power(estimate: Estimate, effect: float, alpha: float, power: float = 0.8, most: int = 1000,
+                    seed_var: float | None = None) -> int | None:
     """The paired seeds at which a two-sided test at ``alpha`` detects ``effect`` (the distance
-    from the tested value) with probability ``power``, at the estimate's variances: the seeds'
-    part shrinks as 1/seeds, the test set's does not. None where the test set's part alone
-    keeps that out of reach; ``most`` + 1 where it needs more than ``most`` seeds."""
+    from the tested value) with probability ``power``, at the estimate's variances (or at
+    ``seed_var`` for the seeds' part): the seeds' part shrinks as 1/seeds, the test set's does
+    not. The power is the noncentral t's, exactly (the sum of two t quantiles, a common shortcut,
+    comes out one seed short at the strict levels of Holm's correction and few seeds). None where the test set's part alone keeps that out
+    of reach; ``most`` + 1 where it needs more than ``most`` seeds."""
     effect = abs(effect)
     if effect == 0:
         return None
     floor = estimate.item_var
-    if floor > 0:
-        q = _quantiles(alpha, power, estimate.clusters - 1.0)
-        if q * math.sqrt(floor) >= effect:
-            return None
+    seed_var = estimate.seed_var if seed_var is None else seed_var
+    if floor > 0 and _power(math.sqrt(floor), estimate.clusters - 1.0, effect, alpha) < power:
+        return None
     n = np.arange(2, most + 1, dtype=float)
-    seed_part = estimate.seed_var / n
+    seed_part = seed_var / n
     se = np.sqrt(seed_part + floor)
     with np.errstate(divide="ignore", invalid="ignore"):
         parts = seed_part**2 / (n - 1) + (floor**2 / (estimate.clusters - 1) if floor > 0 else 0.0)
         df = np.where(parts > 0, (seed_part + floor) ** 2 / np.where(parts > 0, parts, 1.0), np.inf)
-    enough = np.nonzero(_quantiles(alpha, power, df) * se <= effect)[0]
+    enough = np.nonzero(_power(se, df, effect, alpha) >= power)[0]
     return int(n[enough[0]]) if enough.size else most + 1
 
 
-def _quantiles(alpha: float, power: float, df):
-    """t(1 - alpha/2) + t(power) at ``df`` degrees of freedom (the normal's where infinite)."""
-    df = np.asarray(df, dtype=float)
+def seeds_for_power_range(estimate: Estimate, effect: float, alpha: float, power: float = 0.8, most: int = 1000,
+                          confidence: float = 0.95) -> tuple[int | None, int | None]:
+    """The seeds for ``power`` at the ends of the ``confidence`` interval of the seeds' variance
+    (estimated on seeds - 1 degrees of freedom: chi-square), fewest first. With 3-5 seeds the
+    variance is known only to a factor of several, and so is the number of seeds it implies."""
+    k = estimate.seeds - 1
+    if k < 1:
+        return None, None
+    low_var = estimate.seed_var * k / float(stats.chi2.ppf(1 - (1 - confidence) / 2, k))
+    high_var = estimate.seed_var * k / float(stats.chi2.ppf((1 - confidence) / 2, k))
+    return (seeds_for_power(estimate, effect, alpha, power, most, low_var),
+            seeds_for_power(estimate, effect, alpha, power, most, high_var))
+
+
+def _power(se, df, effect: float, alpha: float):
+    """The probability that a two-sided t test at ``alpha`` with ``df`` degrees of freedom rejects
+    when the true difference is ``effect`` and its standard error ``se`` (the noncentral t's)."""
+    se, df = np.asarray(se, dtype=float), np.asarray(df, dtype=float)
     finite = np.where(np.isfinite(df), df, 1e9)
-    return stats.t.ppf(1 - alpha / 2, finite) + stats.t.ppf(power, finite)
+    crit = stats.t.ppf(1 - alpha / 2, finite)
+    ncp = effect / se
+    return stats.nct.sf(crit, finite, ncp) + stats.nct.cdf(-crit, finite, ncp)
 
 
 def sign_test(a: list[float], b: list[float]) -> tuple[int, int, float]:

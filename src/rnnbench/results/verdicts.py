@@ -18,6 +18,13 @@ direction:
 - **withheld**: the statistics decided it, but a guard (``guards``) stops it, whichever side it
   favours; the result says what the statistics say.
 
+Minimum evidence (``minimum_evidence``): an accuracy claim (a difference) is "smaller than claimed"
+or "contradicted" only on at least ``MIN_SEEDS`` paired seeds, and "smaller than claimed" only
+with an interval whose half-width is below half of the paper's difference; otherwise it is
+inconclusive and says what is missing. Then the gates (``gates``: pipeline check, floor,
+mechanism) replace the verdict of a claim whose runs cannot speak to it, the statistics' verdict
+kept beside.
+
 A claim of equality (``relation: equal`` with a declared margin) is judged by two one-sided
 tests: reproduced when the interval at 1 - 2 x level lies within the margin, contradicted when
 the interval at the level lies outside it. Counts (parameters) are exact: decided on the counts
@@ -31,13 +38,17 @@ from dataclasses import dataclass
 
 from rnnbench.results import multiplicity
 
+from rnnbench.results.gates import GATED, NOT_EVIDENCE, NOT_TESTED, PIPELINE_CHECK
+
 REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE = "reproduced", "contradicted", "smaller than claimed", "inconclusive"
 WITHHELD = "withheld"
 NOT_RUN, DATA_MISSING = "not run", "data missing"
 DECIDED = (REPRODUCED, CONTRADICTED, SMALLER)
-KINDS = (REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE, WITHHELD, NOT_RUN, DATA_MISSING)
+STATISTICAL = (REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE, WITHHELD)
+KINDS = (*STATISTICAL, PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED, NOT_RUN, DATA_MISSING)
 ALPHA = 0.05
 POWER = 0.8
+MIN_SEEDS = 5  # paired seeds before an accuracy claim is read as smaller than claimed or contradicted
 
 DIFFERENCE, LOG_RATIO = "difference", "log ratio"  # the effect: better - worse, or log(better / worse)
 
@@ -97,6 +108,7 @@ class Decision:
     statistical: str  # the verdict of the statistics, before the guards
     held_out: str = ""  # the statistics' verdict on the seeds that did not choose the rate, at the same level
     power: str = ""  # an inconclusive verdict: what would decide it
+    missing: str = ""  # what minimum evidence lacks where it turned a decided verdict inconclusive
 
 
 def decide(results: list, family_of=lambda r: "", alpha: float = ALPHA) -> None:
@@ -115,10 +127,36 @@ def decide(results: list, family_of=lambda r: "", alpha: float = ALPHA) -> None:
             decision = Decision(family, len(members), p, p_holm, q, level, r.test.interval(r.estimate, level), statistical)
             if r.held_out is not None:
                 decision.held_out = r.test.verdict(r.held_out, level)
-            if statistical == INCONCLUSIVE:
+            decision.missing = minimum_evidence(r.test, r.estimate, statistical, decision.interval)
+            if statistical == INCONCLUSIVE or decision.missing:
                 decision.power = _power(r, alpha / len(members))
             r.decision = decision
-            r.verdict = WITHHELD if statistical in DECIDED and r.guards else statistical
+            verdict = INCONCLUSIVE if decision.missing else statistical
+            r.verdict = WITHHELD if verdict in DECIDED and r.guards else verdict
+    for r in results:  # the gates last: their verdict stands whatever the statistics say (shown beside)
+        gate = getattr(r, "gate", None)
+        if gate is not None and r.verdict not in (NOT_RUN, DATA_MISSING) and not r.counted:
+            r.verdict = gate.kind
+
+
+def minimum_evidence(test: Hypothesis, estimate, statistical: str, interval: tuple[float, float]) -> str:
+    """What an accuracy claim's "smaller than claimed" or "contradicted" lacks ("" where nothing):
+    at least ``MIN_SEEDS`` paired seeds (fewer leave the seeds' variance on one or two degrees of
+    freedom: one seed moves the verdict), and for "smaller than claimed" an interval half-width
+    below half of the paper's difference (a wider interval cannot tell that difference from 0).
+    A contradiction's interval lies wholly beyond 0 on the other side of the paper's difference,
+    so its width is not required to be smaller. Cost claims and equality claims are not held
+    to it (timing rounds and declared margins decide those)."""
+    if test.effect != DIFFERENCE or test.bounds is not None or statistical not in (SMALLER, CONTRADICTED):
+        return ""
+    missing = []
+    if estimate.seeds < MIN_SEEDS:
+        missing.append(f"{estimate.seeds} paired seeds, {MIN_SEEDS} needed")
+    if statistical == SMALLER and test.reference is not None:
+        half = (interval[1] - interval[0]) / 2
+        if half >= abs(test.reference) / 2:
+            missing.append(f"interval ±{half:.2f}, narrower than half the paper's difference (±{abs(test.reference) / 2:.2f}) needed")
+    return "; ".join(missing)
 
 
 def _power(result, alpha: float) -> str:
@@ -138,12 +176,24 @@ def _power(result, alpha: float) -> str:
                 f"gives 80% power at the paper's {shown}")
     if seeds > 1000:
         return f"more than 1,000 paired seeds for 80% power at the paper's {shown}"
-    text = f"{seeds} paired seeds for 80% power at the paper's {shown} ({estimate.seeds} run"
+    text = f"{seeds} paired seeds for 80% power at the paper's {shown}{_plausibly(estimate, aim, alpha)} ({estimate.seeds} run"
     more = seeds - estimate.seeds
     if more > 0 and result.price is not None:
         hours, unit = result.price
         text += f"; {more} more ≈ {more * hours:.1f} {unit}"
     return text + ")"
+
+
+def _plausibly(estimate, aim: float, alpha: float) -> str:
+    """The seeds needed at the ends of the 95% interval of the seeds' variance, in words."""
+    from rnnbench.results import stats
+
+    low, high = stats.seeds_for_power_range(estimate, aim, alpha, POWER)
+    if low is None and high is None:
+        return ""
+    said = lambda n: "unreachable" if n is None else "over 1,000" if n > 1000 else f"{n}"  # noqa: E731
+    return (f" (plausibly {said(low)} to {said(high)}: the seeds' variance rests on {estimate.seeds - 1} degree(s) of freedom)"
+            if (low, high) != (None, None) else "")
 
 
 def _shown(test: Hypothesis, value: float) -> str:

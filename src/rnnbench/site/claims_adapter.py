@@ -81,6 +81,8 @@ class ClaimView:
     counted: bool = False  # decided on parameter counts from the configs, without runs
     evidence_csv: str | None = None  # file name under results/, e.g. "rcrn_table5.csv"
     would_decide: str = ""
+    scope: str = ""  # an accuracy verdict: "about the paper" or "in our setting" (the gates); a gated verdict: its kind
+    scope_note: str = ""  # why: the reference row's gap, the floor, the absent mechanism, the stand-in data
 
     @property
     def headline_kind(self) -> str:
@@ -238,7 +240,19 @@ def _view(table: str, registry: dict, result, rows: list[dict], device: str, csv
         p_value=getattr(decision, "p", None), p_adjusted=getattr(decision, "p_holm", None), p_fdr=getattr(decision, "p_bh", None),
         note="; ".join(n for n in (*guards, result.note) if n), counted=bool(result.counted), evidence_csv=csv_name)
     view.would_decide = _would_decide(view, result, experiments_of)
+    view.scope, view.scope_note = _scope(result)
     return view
+
+
+def _scope(result) -> tuple[str, str]:
+    """(the verdict's scope, why), as the ledger states it (``ledger.scope_of``)."""
+    gate, scope = getattr(result, "gate", None), getattr(result, "scope", None)
+    if gate is not None and result.verdict == gate.kind:
+        statistical = getattr(getattr(result, "decision", None), "statistical", "")
+        return gate.kind, gate.why + (f"; the statistics say {statistical}" if statistical else "")
+    if scope is not None and result.verdict in ledger.STATISTICAL:
+        return scope.kind, scope.why
+    return "", ""
 
 
 def _decide(table: str, claim: dict, rows, items, missing_status: str | None, sizes: dict, built: set[str]):

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 
+from rnnbench.results.gates import ABOUT_PAPER, IN_OUR_SETTING
 from rnnbench.results.palette import colour
 from rnnbench.site.claims_adapter import ClaimView, device_label
 from rnnbench.site.html import esc, num, p_text, page, slug, verdict_badge, verdict_rank
@@ -19,6 +20,9 @@ VERDICT_HELP = [
     ("contradicted", "it excludes 0 the other way"),
     ("inconclusive", "it contains 0: our runs cannot tell (the card says what would decide it)"),
     ("withheld", "the statistics decide it, but a row's runs are not to be trusted yet (the card says why)"),
+    ("pipeline check", "the table trained on a stand-in for the paper's training data: it checks our pipeline, not the paper"),
+    ("not evidence", "a row of the claim does not beat the test split's majority-class score"),
+    ("not tested", "the mechanism the paper credits is absent from (or not measured in) our runs"),
     ("not run", "no runs of one of the two rows under the protocol yet"),
     ("data missing", "the dataset is not where RNNBENCH_DATA points"),
 ]
@@ -82,6 +86,15 @@ def home(views: list[ClaimView], hours: list[TableHours], runs: int, commit: str
                        f'{len(device)} verdicts, ' + ", ".join(f"{verdict_badge(v)} {dc[v]}" for v in sorted(dc, key=verdict_rank)) + ".</p>")
     present = {v.verdict for v in views}
     help_items = "".join(f"<li>{verdict_badge(v)} {esc(text)}</li>" for v, text in VERDICT_HELP if v in present)
+    scoped = [v for v in main if v.kind == "accuracy" and v.scope in (ABOUT_PAPER, IN_OUR_SETTING)]
+    scope_line = "".join(
+        f'<p><strong>Accuracy verdicts {esc(scope)}</strong> ({len(these)}): '
+        + (", ".join(f"{verdict_badge(k)} {c}" for k, c in sorted(Counter(v.verdict for v in these).items(), key=lambda kc: verdict_rank(kc[0])))
+           if these else "none") + "</p>"
+        for scope, these in ((s, [v for v in scoped if v.scope == s]) for s in (ABOUT_PAPER, IN_OUR_SETTING)))
+    scope_line += ('<p class="small">A verdict is about the paper only where the table\'s reference row (the paper\'s own '
+                   'baseline) is within its margin of the paper\'s number; otherwise it is about our setting '
+                   '(<a href="docs/verdicts.html#the-gates">the gates</a>).</p>')
     body = f"""
 <section class="hero">
 <h1>{esc(QUESTION)}</h1>
@@ -93,6 +106,7 @@ encoder. Each claim a paper draws from its tables is tested on the paired differ
 <h2>What was found</h2>
 <p class="big"><strong>{len(main)} claims</strong>: {", ".join(f"{verdict_badge(v)} <strong>{counts[v]}</strong>" for v in sorted(counts, key=verdict_rank))}.</p>
 {_counts_bar(counts, len(main), "ledger.html")}
+{scope_line}
 {device_line}
 <div class="cards">{"".join(cards)}</div>
 <details><summary>How to read a verdict</summary><ul>{help_items}</ul>
@@ -138,7 +152,8 @@ def ledger(views: list[ClaimView]) -> str:
     for v in views:
         where = f" ({device_label(v.device)})" if v.device else ""
         rows.append(
-            f'<tr data-paper="{esc(v.paper)}" data-table="{esc(v.table)}" data-verdict="{esc(v.verdict)}" data-kind="{esc(v.kind)}">'
+            f'<tr data-paper="{esc(v.paper)}" data-table="{esc(v.table)}" data-verdict="{esc(v.verdict)}" data-kind="{esc(v.kind)}" '
+            f'data-scope="{esc(v.scope)}">'
             f'<td>{esc(v.paper)}</td>'
             f'<td data-value="{esc(v.table)}"><a href="{table_href(v.table)}">{esc(v.table_title.split(":")[0])}</a>{esc(where)}</td>'
             f'<td><a href="{claim_href(v)}">{esc(v.text)}</a><div class="small muted">{esc(v.better)} vs {esc(v.worse)} · {esc(v.unit)}</div></td>'
@@ -147,6 +162,7 @@ def ledger(views: list[ClaimView]) -> str:
             f'<td class="right nowrap">{_fmt_pair(v.ours)}</td>'
             f'<td class="right nowrap" data-value="{"" if v.interval is None else v.interval.mean}">{_interval_text(v)}</td>'
             f'<td data-value="{verdict_rank(v.verdict)}">{verdict_badge(v.verdict)}</td>'
+            f'<td title="{esc(v.scope_note)}">{esc(v.scope) or "–"}</td>'
             f'<td class="right" data-value="{"" if v.p_adjusted is None else v.p_adjusted}">{p_text(v.p_adjusted)}</td>'
             f'<td class="right" data-value="{len(v.seeds)}">{len(v.seeds) or "–"}</td></tr>')
 
@@ -157,6 +173,7 @@ def ledger(views: list[ClaimView]) -> str:
     tables = sorted({v.table for v in views})
     verdicts = sorted({v.verdict for v in views}, key=verdict_rank)
     kinds = sorted({v.kind for v in views})
+    scopes = sorted({v.scope for v in views if v.scope})
     body = f"""
 <h1>Claims ledger</h1>
 <p>Every claim the papers draw from their tables, decided on the committed evidence. A click on a claim opens its card:
@@ -166,6 +183,7 @@ the paired differences its verdict rests on. Column headings sort; the filters n
 <label>table <select name="table"><option value="">all</option>{options(tables)}</select></label>
 <label>verdict <select name="verdict"><option value="">all</option>{options(verdicts)}</select></label>
 <label>kind <select name="kind"><option value="">all</option>{options(kinds)}</select></label>
+<label>about <select name="scope"><option value="">all</option>{options(scopes)}</select></label>
 <label>text <input type="search" name="text" placeholder="rcrn, TREC, faster"></label>
 <span id="ledger-count" class="muted" aria-live="polite"></span>
 </form>
@@ -173,7 +191,7 @@ the paired differences its verdict rests on. Column headings sort; the filters n
 <table class="data sortable" id="ledger">
 <thead><tr><th data-sort="text">paper</th><th data-sort="text">table</th><th data-sort="text">claim</th><th data-sort="text">kind</th>
 <th data-sort="num" class="right">paper: better / worse</th><th data-sort="num" class="right">ours: better / worse</th>
-<th data-sort="num" class="right">ours: effect and interval</th><th data-sort="num">verdict</th>
+<th data-sort="num" class="right">ours: effect and interval</th><th data-sort="num">verdict</th><th data-sort="text">about</th>
 <th data-sort="num" class="right">adjusted p</th><th data-sort="num" class="right">seeds</th></tr></thead>
 <tbody>{"".join(rows)}</tbody>
 </table>
@@ -201,6 +219,8 @@ def claim_card(view: ClaimView, plot: str | None, evidence_links: list[tuple[str
          + ("" if view.p_value is not None else " <span class='muted'>(no test: no paired interval, or decided on exact counts)</span>")),
         ("Source in the paper", esc(view.cite) or "–"),
     ]
+    if view.scope:
+        facts.insert(0, ("About", f"<strong>{esc(view.scope)}</strong> <span class='muted'>({esc(view.scope_note)})</span>"))
     fact_rows = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in facts)
     if plot:
         what = "ratio (better / worse)" if view.ratio else "difference (better − worse)"

@@ -49,7 +49,7 @@ function setupLedger() {
     if (field) field.value = value;
   }
   function apply() {
-    const filters = ["paper", "table", "verdict", "kind"].map((k) => [k, form.elements[k].value]);
+    const filters = ["paper", "table", "verdict", "kind", "scope"].map((k) => [k, form.elements[k].value]);
     const text = form.elements.text.value.trim().toLowerCase();
     let shown = 0;
     rows.forEach((row) => {

@@ -1,0 +1,292 @@
+"""The majority-class floor of every table column: the score of the best constant predictor.
+
+A row whose mean test score does not beat the test split's majority-class score has learnt
+nothing a constant answer would not give ("row at the floor"), however it compares with
+another row. The claims ledger decides from committed files alone, so these scores are
+committed too: ``results/floors.csv``, one line per (table, column, split), columns
+
+    table,dataset,split,majority,items,label
+
+- ``dataset``: the table column as the evidence names it (``results/<table>.csv``'s
+  ``dataset``: ``SciTail``, ``Laptop-HDS/accuracy_mean``, ``RACE-M``);
+- ``split``: ``dev`` or ``test``;
+- ``majority``: the column's metric scored on that split by always predicting its most common
+  gold label, in the table's units (value x ``table.scale``, as ``evidence.read_csv`` gives
+  ``test``), rounded to 4 decimals;
+- ``items``: how many items the column scores; ``label``: the majority class's name.
+
+A column scored on a subset of the split (``table.columns`` naming ``<metric>_<subset>``,
+with ``task.metric_subsets: {<subset>: {field: value}}``: MZU Table 6's hard subsets
+``hds: {hds: true}``, DCU Table 1's RACE levels ``middle: {level: middle}``) has its floor on
+exactly the items the evaluator scores there (``rnnbench.metrics.score``'s rule), with the
+majority class taken from that subset itself, not from the whole split: the floor is the best
+constant predictor on the scored items. A column of ``table.evaluated_columns`` (the same
+checkpoints re-scored with reader overrides: FHE Table 4's longer sequences) has a test floor
+on the test split those overrides give, and no dev floor (those rows have no dev score).
+
+Only metrics with a majority-class baseline have a floor (``rnnbench.metrics.has_majority_baseline``:
+accuracy); ranking (MAP, MRR), bits per character, generation (ROUGE, BLEU, EM, F1), timing and
+``stats:`` columns have none. Ties between classes go to the lowest label id, so the file is the
+same on every run.
+
+``write_floors`` (``rnnbench floors [TABLE ...]``) recomputes the floors of the committed tables
+(those with a ``results/<table>.csv``) from the data folder (``RNNBENCH_DATA``) and rewrites the
+file, sorted, so that it regenerates byte for byte. A table whose data is absent is skipped with
+one line, and its lines already in the file are kept.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from rnnbench.errors import ConfigError, DatasetMissingError
+from rnnbench.results.records import temporary_for
+
+FILE = "floors.csv"
+FIELDS = ["table", "dataset", "split", "majority", "items", "label"]
+SPLITS = ("dev", "test")
+DIGITS = 4  # decimals of ``majority`` in the file
+
+
+@dataclass(frozen=True)
+class Floor:
+    table: str
+    dataset: str  # the table column, as the evidence CSV's ``dataset``
+    split: str  # dev | test
+    majority: float  # in table units (value x table.scale)
+    items: int  # items the column scores on that split
+    label: str  # the majority class
+
+    def key(self) -> tuple[str, str, str]:
+        return self.table, self.dataset, self.split
+
+    def row(self) -> dict[str, str]:
+        return {"table": self.table, "dataset": self.dataset, "split": self.split,
+                "majority": f"{self.majority:.{DIGITS}f}", "items": str(self.items), "label": self.label}
+
+
+# ---------------------------------------------------------------------------------------------
+# The file
+
+
+def read_floors(results_dir: Path) -> dict[tuple[str, str, str], Floor]:
+    """The committed floors, by (table, dataset, split); empty when ``results/floors.csv`` is absent."""
+    path = Path(results_dir) / FILE
+    if not path.is_file():
+        return {}
+    with open(path, newline="") as handle:
+        return parse_floors(handle, path)
+
+
+def parse_floors(lines: Iterable[str], where: str | Path = FILE) -> dict[tuple[str, str, str], Floor]:
+    """Floors from CSV lines (an open file, or a committed version's text split in lines)."""
+    reader = csv.DictReader(lines)
+    if reader.fieldnames is not None and list(reader.fieldnames) != FIELDS:
+        raise ConfigError(f"{where}: columns {','.join(reader.fieldnames)}, expected {','.join(FIELDS)}; "
+                          "regenerate it with `rnnbench floors`")
+    out = {}
+    for number, row in enumerate(reader, start=2):
+        try:
+            floor = Floor(row["table"], row["dataset"], row["split"], float(row["majority"]), int(row["items"]), row["label"])
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}:{number}: not a floor line ({','.join(str(v) for v in row.values())}); "
+                              "regenerate the file with `rnnbench floors`") from None
+        out[floor.key()] = floor
+    return out
+
+
+def format_floors(floors: Iterable[Floor]) -> str:
+    """The file's text: sorted by (table, dataset, split), so equal floors give equal bytes."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for floor in sorted(floors, key=Floor.key):
+        writer.writerow(floor.row())
+    return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# The computation, on records
+
+
+def majority_label(records: list[dict]) -> int | str:
+    """The most common gold label of ``records`` (ties: the lowest label, so reruns agree)."""
+    counts = Counter(r["label"] for r in records)
+    best = max(counts.values())
+    return min(label for label, count in counts.items() if count == best)
+
+
+def scored_metric(metric: str, task_cfg) -> tuple[str, dict | None] | None:
+    """(the task metric, the subset's selection or None for all items) a column's ``metric``
+    stands for: ``accuracy`` -> (accuracy, None); ``accuracy_hds`` -> (accuracy, {hds: True})
+    where ``task.metric_subsets`` names ``hds``, as ``rnnbench.metrics.score`` names its scores.
+    None for anything else (an encoder statistic ``stats:...``, an unknown name)."""
+    metrics = [str(m) for m in task_cfg.get("metrics") or []]
+    if metric in metrics:
+        return metric, None
+    for subset, where in (task_cfg.get("metric_subsets") or {}).items():
+        for base in metrics:
+            if metric == f"{base}_{subset}":
+                return base, dict(where)
+    return None
+
+
+def subset_items(records: list[dict], where: dict | None) -> list[dict]:
+    """The records a subset scores: ``rnnbench.metrics.score``'s rule (every field's value equal
+    as text), all of them for no subset."""
+    if not where:
+        return list(records)
+    return [r for r in records if all(str(r.get(k)) == str(v) for k, v in where.items())]
+
+
+def column_floor(table: str, column: str, metric: str, split: str, records: list[dict], task_cfg, scale: float,
+                 label_names: list[str]) -> Floor | None:
+    """One column's floor on one split's records, or None where it has none (no majority-class
+    baseline for its metric, no item in its subset)."""
+    from rnnbench.metrics import has_majority_baseline, majority_baseline
+
+    scored = scored_metric(metric, task_cfg)
+    if scored is None or not has_majority_baseline(scored[0]):
+        return None
+    items = subset_items(records, scored[1])
+    if not items:
+        return None
+    label = majority_label(items)
+    name = label_names[label] if isinstance(label, int) and 0 <= label < len(label_names) else str(label)
+    value = majority_baseline(scored[0], items) * float(scale)
+    return Floor(table, column, split, round(value, DIGITS), len(items), name)
+
+
+def columns_floors(table: str, columns: dict[str, str], splits: dict[str, list[dict]], task_cfg, scale: float,
+                   label_names: list[str], split_names: Iterable[str] = SPLITS) -> list[Floor]:
+    """The floors of ``columns`` ({table column: metric}) on each of ``split_names`` of ``splits``."""
+    out = []
+    for column, metric in columns.items():
+        for split in split_names:
+            floor = column_floor(table, column, str(metric), split, splits.get(split) or [], task_cfg, scale, label_names)
+            if floor is not None:
+                out.append(floor)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A table's floors, from its experiment configs and the data folder
+
+Loader = Callable[[object], tuple[dict, list[str]]]  # task config (with paths) -> (splits, label names)
+
+
+def has_floor(metric: str, task_cfg) -> bool:
+    """Whether a column scored by ``metric`` has a majority-class floor (before any data is read)."""
+    from rnnbench.metrics import has_majority_baseline
+
+    scored = scored_metric(metric, task_cfg)
+    return scored is not None and has_majority_baseline(scored[0])
+
+
+def split_loader() -> Loader:
+    """Reads a task's splits with its reader (``load_splits``, cached), once per reader and data
+    folder: a table's experiments mostly share their task."""
+    loaded: dict[str, tuple[dict, list[str]]] = {}
+
+    def load(cfg) -> tuple[dict, list[str]]:
+        from omegaconf import OmegaConf
+
+        from rnnbench.data.prepare import build_reader, load_splits
+
+        key = json.dumps([OmegaConf.to_container(cfg.task.reader, resolve=True), str(cfg.paths.data_dir)], sort_keys=True, default=str)
+        if key not in loaded:
+            reader = build_reader(cfg.task.reader)
+            loaded[key] = load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir), list(reader.label_names)
+        return loaded[key]
+
+    return load
+
+
+def experiment_floors(table: str, experiment: str, overrides: list[str], load: Loader) -> list[Floor]:
+    """The floors of one experiment's columns: ``table.columns`` on dev and test, and each of
+    ``table.evaluated_columns`` on the test split its reader overrides give."""
+    from rnnbench.compose import compose_config
+    from rnnbench.results.tables import column_metrics
+
+    cfg = compose_config([f"experiment={experiment}", *overrides])
+    columns = {c: m for c, m in column_metrics(cfg.table, cfg).items() if has_floor(str(m), cfg.task)}
+    out = []
+    if columns:
+        splits, names = load(cfg)
+        out += columns_floors(table, columns, splits, cfg.task, cfg.table.scale, names)
+    metric = str(cfg.table.metric)
+    for column, extra in (cfg.table.evaluated_columns or {}).items():
+        if not has_floor(metric, cfg.task):
+            continue
+        rescored = compose_config([f"experiment={experiment}", *overrides, *extra])
+        splits, names = load(rescored)
+        out += columns_floors(table, {column: metric}, splits, rescored.task, rescored.table.scale, names, ("test",))
+    return out
+
+
+def table_floors(table: str, overrides: list[str] = (), load: Loader | None = None) -> list[Floor]:
+    """Every floor of ``table``, from each of its experiment configs (``campaign.definitions``).
+    Two experiments giving one column different floors is an error: a column is one set of items."""
+    from rnnbench.campaign.definitions import experiments_of
+
+    load = load or split_loader()
+    found: dict[tuple[str, str, str], tuple[Floor, str]] = {}
+    for experiment in experiments_of(table):
+        for floor in experiment_floors(table, experiment, list(overrides), load):
+            seen = found.get(floor.key())
+            if seen is not None and seen[0] != floor:
+                raise ConfigError(f"{table}, column {floor.dataset!r} ({floor.split}): experiment {seen[1]} gives a majority-class "
+                                  f"floor of {seen[0].majority} over {seen[0].items} items, {experiment} {floor.majority} over "
+                                  f"{floor.items}: give the columns different names in their table.columns")
+            found.setdefault(floor.key(), (floor, experiment))
+    return [floor for floor, _ in found.values()]
+
+
+def committed_tables(results_dir: Path) -> list[str]:
+    """The tables with committed evidence (``results/<table>.csv``), in name order."""
+    from rnnbench.campaign.definitions import natural_key, tables
+
+    return sorted((t for t in tables() if (Path(results_dir) / f"{t}.csv").is_file()), key=natural_key)
+
+
+def write_floors(results_dir: Path, tables: list[str] | None = None, overrides: list[str] = (),
+                 say: Callable[[str], None] = print) -> list[Floor]:
+    """Recompute the floors of ``tables`` (default: every committed table) and rewrite
+    ``results/floors.csv`` with them and the lines of the other committed tables as they were.
+    A table whose data is absent keeps its lines; each table gets one line through ``say``."""
+    results_dir = Path(results_dir)
+    committed = committed_tables(results_dir)
+    wanted = committed if tables is None else list(tables)
+    missing = [t for t in wanted if t not in committed]
+    if missing:
+        raise ConfigError(f"no committed evidence for {', '.join(missing)} (results/<table>.csv under {results_dir}): "
+                          "a floor is written for a table's committed rows; make the table first (`rnnbench table NAME`)")
+    kept = {key: floor for key, floor in read_floors(results_dir).items() if floor.table in committed and floor.table not in wanted}
+    load = split_loader()
+    for table in wanted:
+        try:
+            floors = table_floors(table, overrides, load)
+        except DatasetMissingError as exc:
+            kept.update({key: f for key, f in read_floors(results_dir).items() if f.table == table})
+            say(f"{table}: skipped, its data is missing ({exc}); its lines in {FILE} are kept")
+            continue
+        kept.update({floor.key(): floor for floor in floors})
+        say(f"{table}: {summary(floors)}")
+    path = results_dir / FILE
+    with temporary_for(path) as tmp:
+        tmp.write_text(format_floors(kept.values()))
+    return sorted(kept.values(), key=Floor.key)
+
+
+def summary(floors: list[Floor]) -> str:
+    """One line on a table's floors: its columns' test floors, or why it has none."""
+    if not floors:
+        return "no column with a majority-class floor (ranking, bits per character, generation, timing or statistics)"
+    tests = [f for f in sorted(floors, key=Floor.key) if f.split == "test"]
+    shown = "; ".join(f"{f.dataset} {f.majority:.1f} ({f.label}, {f.items} items)" for f in tests)
+    return f"{len(floors)} floors; test: {shown}"
