@@ -4,7 +4,9 @@ hoisted fast path checked against the reference (forward and gradients).
 """
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -122,7 +124,7 @@ def small_encoder(composition, **kw):
     return MZU(6, hidden_size=8, composition=composition, **kw)
 
 
-@pytest.mark.parametrize("normalizer", ["sequence", "token"])
+@pytest.mark.parametrize("normalizer", ["sequence", "token", "token_mean"])
 def test_aux_loss_is_weighted_zone_cosine(normalizer):
     enc = small_encoder("sat", disagreement_weight=0.5, disagreement_normalizer=normalizer).eval()
     x, mask = torch.randn(3, 5, 6), lengths_mask([5, 3, 1])
@@ -132,7 +134,7 @@ def test_aux_loss_is_weighted_zone_cosine(normalizer):
         op.reference(x, mask, enc.forward_scan.weights(), enc.forward_scan.options).zone_cosine.sum()
         + op.reference(backward_x, mask, enc.backward_scan.weights(), enc.backward_scan.options).zone_cosine.sum()
     )
-    per = 3 if normalizer == "sequence" else 9  # sequences or real tokens
+    per = {"sequence": 3, "token": 9, "token_mean": 9 * 8}[normalizer]  # sequences, real tokens, or their 8 cosines each
     torch.testing.assert_close(out.aux_loss, 0.5 * total / per)
     # 9 tokens, 2 directions, 2 cells of 2 M-functions each
     assert out.stats["zone_cosine"] == pytest.approx((total / (9 * 2 * 4)).item())
@@ -323,3 +325,213 @@ def test_the_layer_norms_place_is_an_option_and_the_old_place_keeps_its_runs():
     candidate = compose_config(["encoder=mzu_cap", "encoder.layer_norm=candidate"])
     assert "layer_norm" not in identity_config(candidate)["encoder"]  # the identity of every run made before the option
     assert identity_config(gate)["encoder"]["layer_norm"] == "gate"
+
+
+# ---------------------------------------------------------------- the disagreement term's normalisation
+
+
+@pytest.mark.parametrize("normalizer,expected", [("token", 2.0), ("token_mean", 0.25), ("sequence", 4.0)])
+def test_the_three_normalisations_on_a_hand_checked_sum(normalizer, expected):
+    """C = 16 summed cosines over two sentences of 3 and 1 real tokens (n = 4, B = 2), K = 8 cosines
+    per token, lambda = 0.5: token 0.5 * 16 / 4; token_mean 0.5 * 16 / (4 * 8); sequence 0.5 * 16 / 2."""
+    from rnnbench.encoders.mzu import disagreement_loss
+
+    mask = lengths_mask([3, 1])
+    assert disagreement_loss(torch.tensor(16.0), mask, 8, 0.5, normalizer).item() == pytest.approx(expected)
+
+
+def _identical_zones(enc):
+    """Every M-function's N zone matrices made equal: every zone pair has cosine 1, so -D_zone = 1."""
+    with torch.no_grad():
+        for scan in (enc.forward_scan, enc.backward_scan):
+            for cell in scan.cells:
+                for m in (cell.m_h, cell.m_g):
+                    m.zone_weight.copy_(m.zone_weight[:1].expand_as(m.zone_weight))
+    return enc
+
+
+@pytest.mark.parametrize("normalizer,expected", [("token", 8.0), ("token_mean", 1.0), ("sequence", 16.0)])
+def test_identical_zones_give_the_hand_computed_term_through_the_encoder(normalizer, expected):
+    """Each token has 8 cosines of 1 (2 directions x 2 cells x 2 M-functions); 4 real tokens in 2
+    sentences: per token 8, per cosine 1, per sentence 8 * 4 / 2 = 16 (lambda 1)."""
+    enc = _identical_zones(small_encoder("gcn", disagreement_normalizer=normalizer)).eval()
+    x, mask = torch.randn(2, 3, 6), lengths_mask([3, 1])
+    out = enc(x, mask)
+    assert out.aux_loss.item() == pytest.approx(expected, rel=1e-5)
+    assert out.stats["zone_cosine"] == pytest.approx(1.0, rel=1e-5)
+
+
+def test_the_normalisation_changes_only_the_regulariser_and_token_is_the_default():
+    from rnnbench.compose import compose_config
+    from rnnbench.results.identity import identity_config
+
+    x, mask = torch.randn(3, 5, 6), lengths_mask([5, 3, 1])
+    outs = {n: small_encoder("cap", disagreement_normalizer=n).eval()(x, mask) for n in ("token", "token_mean", "sequence")}
+    for n in ("token_mean", "sequence"):
+        torch.testing.assert_close(outs[n].states, outs["token"].states, rtol=0, atol=0)
+        assert outs[n].aux_loss.item() != pytest.approx(outs["token"].aux_loss.item())
+    assert MZU(6, hidden_size=8).disagreement_normalizer == "token"
+    for name in ("mzu_cap", "mzu_sat", "mzu_gcn"):
+        default = compose_config([f"encoder={name}"])
+        assert default.encoder.disagreement_normalizer == "token" and default.encoder.dropout == 0.0
+        other = identity_config(compose_config([f"encoder={name}", "encoder.disagreement_normalizer=token_mean"]))
+        assert other["encoder"]["disagreement_normalizer"] == "token_mean" != identity_config(default)["encoder"]["disagreement_normalizer"]
+
+
+# ---------------------------------------------------------------- dropout on the candidate
+
+
+def test_candidate_dropout_acts_in_training_only():
+    """Dropout (the paper's, on the candidate activation) changes the states in training, with a
+    fresh mask per call; in eval the states are those without it; at 0 nothing changes."""
+    x, mask = torch.randn(3, 5, 6), lengths_mask([5, 3, 1])
+    plain, dropped = small_encoder("sat"), small_encoder("sat", dropout=0.4)  # the same weights
+    with torch.no_grad():
+        torch.testing.assert_close(dropped.eval()(x, mask).states, plain.eval()(x, mask).states, rtol=0, atol=0)
+        torch.testing.assert_close(plain.train()(x, mask).states, plain.eval()(x, mask).states, rtol=0, atol=0)
+        dropped.train()
+        first, second = dropped(x, mask).states, dropped(x, mask).states
+    assert not torch.allclose(first, plain.eval()(x, mask).states) and not torch.allclose(first, second)
+    assert not first[~mask].any()
+
+
+# ---------------------------------------------------------------- the candidate's cosine across tokens
+
+
+def test_mean_pairwise_cosine_on_constructed_vectors():
+    from rnnbench.encoders.mzu import mean_pairwise_cosine
+
+    same = torch.tensor([[2.0, 1.0, 0.0]]).expand(4, 3).unsqueeze(0) * torch.tensor([1.0, 3.0, 0.5, 2.0]).view(1, 4, 1)
+    orthogonal = torch.eye(4)[:3].unsqueeze(0)  # three one-hot vectors of four
+    # (1,0), (1,1), (0,1): cosines 1/sqrt(2), 0, 1/sqrt(2); the ordered pairs' mean is sqrt(2) / 3
+    hand = torch.tensor([[[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [-7.0, 3.0]]])  # the last one padding
+    values, defined = mean_pairwise_cosine(same, torch.ones(1, 4, dtype=torch.bool))
+    assert values.item() == pytest.approx(1.0, abs=1e-6) and defined.item()
+    values, defined = mean_pairwise_cosine(orthogonal, torch.ones(1, 3, dtype=torch.bool))
+    assert values.item() == pytest.approx(0.0, abs=1e-7) and defined.item()
+    values, defined = mean_pairwise_cosine(hand, lengths_mask([3], 4))
+    assert values.item() == pytest.approx(math.sqrt(2) / 3, abs=1e-6)
+    values, defined = mean_pairwise_cosine(hand.expand(2, 4, 2), lengths_mask([1, 0], 4))
+    assert not defined.any() and not values.any()  # one token or none: no pair
+
+
+def test_candidate_cosine_is_one_when_every_token_has_the_same_candidate():
+    """M_h's weights zeroed but for its output bias: h~ = tanh(b) at every token of both scans."""
+    enc = small_encoder("cap").eval()
+    with torch.no_grad():
+        for scan in (enc.forward_scan, enc.backward_scan):
+            for name, w in scan.cells[0].m_h.named_parameters():
+                if name != "aggregate_bias":
+                    w.zero_()
+            scan.cells[0].m_h.aggregate_bias.uniform_(-1, 1)
+    enc.eval_statistics = True
+    out = enc(torch.randn(3, 5, 6), lengths_mask([5, 3, 2]))
+    assert out.stats["candidate_cosine"] == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.parametrize("layer_norm", ["gate", "candidate"])
+@pytest.mark.parametrize("composition", COMPOSITIONS)
+def test_candidate_cosine_follows_its_definition(composition, layer_norm):
+    """Eq. 2's candidates of the first cell, computed step by step from the paper's M-function and
+    the scan's own states; per sequence the mean over ordered pairs of distinct real tokens, the two
+    scans averaged, then the mean over the sequences with two tokens or more (the 1-token one is out)."""
+    torch.manual_seed(5)
+    enc = MZU(5, hidden_size=8, composition=composition, layer_norm=layer_norm).double().eval()
+    enc.eval_statistics = True
+    x, lengths = torch.randn(3, 4, 5, dtype=torch.float64), [4, 1, 3]
+    mask = lengths_mask(lengths)
+
+    def per_sequence(x_scan, scan):
+        states, _ = paper_scan(x_scan, mask, scan)
+        cell = scan.cells[0]
+        values = []
+        for b, n in enumerate(lengths):
+            h, candidates = torch.zeros(1, 8, dtype=torch.float64), []
+            for t in range(n):
+                m_h, _ = paper_m_function(x_scan[b:b + 1, t], h, cell.m_h)
+                if layer_norm == "candidate":
+                    m_h = torch.nn.functional.layer_norm(m_h, (8,), cell.layer_norm.weight, cell.layer_norm.bias, cell.layer_norm.eps)
+                candidates.append(torch.tanh(m_h)[0])
+                h = states[b:b + 1, t]
+            pairs = [cos(candidates[i], candidates[j]) for i in range(n) for j in range(n) if i != j]
+            values.append(sum(pairs) / len(pairs) if pairs else None)
+        return values
+
+    with torch.no_grad():
+        forward = per_sequence(x, enc.forward_scan)
+        backward = per_sequence(reverse_padded(x, lengths_of(mask)), enc.backward_scan)
+        expected = [(f + b) / 2 for f, b in zip(forward, backward) if f is not None]
+        got = enc(x, mask).stats["candidate_cosine"]
+    assert got == pytest.approx(float(sum(expected) / len(expected)), abs=1e-6)
+
+
+def test_candidate_cosine_is_an_eval_statistic_on_request_that_changes_no_output():
+    """Off by default (a timed call, the cost benchmark's, never pays for it), never in training,
+    and computed it leaves the outputs as they are."""
+    enc = small_encoder("gcn", dropout=0.3)
+    x, mask = torch.randn(3, 5, 6), lengths_mask([5, 3, 1])
+    with torch.no_grad():
+        off = enc.eval()(x, mask)
+        enc.eval_statistics = True
+        on = enc(x, mask)
+        assert "candidate_cosine" not in enc.train()(x, mask).stats
+    enc.eval()
+    assert "candidate_cosine" in on.stats and "candidate_cosine" not in off.stats
+    torch.testing.assert_close(on.states, off.states, rtol=0, atol=0)
+    torch.testing.assert_close(on.aux_loss, off.aux_loss, rtol=0, atol=0)
+    assert on.stats["zone_cosine"] == off.stats["zone_cosine"]
+    assert "candidate_cosine" not in enc(x[:, :1], lengths_mask([1, 1, 1])).stats  # no sequence has a pair
+
+
+def run_with_and_without_the_statistic(tmp_path, monkeypatch, encoder: str, *overrides: str) -> tuple[dict, dict]:
+    """The same tiny picking run of ``encoder`` twice: with the loop's eval statistics, then without
+    (``loop.EVAL_STATISTICS`` off). Returns both records. With dropout in ``overrides`` a random
+    number drawn by the statistic in a dev pass would change the next epoch's masks, and so the
+    numbers. Checks on the way that the timed test pass never computes it."""
+    from rnnbench.run import train
+    from rnnbench.training import loop
+    from tests.helpers import smoke_config
+
+    timed = []
+    evaluate = loop.evaluate
+
+    def watched(run, split, *args, **kwargs):
+        if split == "test":
+            timed.append(any(getattr(m, "eval_statistics", False) for m in run.model.modules()))
+        return evaluate(run, split, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "evaluate", watched)
+    tiny = ["task=picking", f"encoder={encoder}", "encoder.hidden_size=8", "task.reader.train_size=48",
+            "task.reader.dev_size=16", "task.reader.test_size=32", "trainer.epochs=2", *overrides]
+    with_stat = train(smoke_config(tmp_path / "on", *tiny), say=lambda *_: None)
+    assert timed == [False]  # the timed test pass (inference_seconds_per_example) ran without it
+    monkeypatch.setattr(loop, "EVAL_STATISTICS", False)
+    without = train(smoke_config(tmp_path / "off", *tiny), say=lambda *_: None)
+    return with_stat, without
+
+
+def assert_same_numbers_and_the_statistic_recorded(with_stat: dict, without: dict) -> None:
+    """The same identity, test score, dev curve and predictions; the statistic in the first record's
+    test_stats and history only, and from there in a table's ``stats:candidate_cosine`` evidence row."""
+    from rnnbench.results import evidence
+
+    assert with_stat["identity"] == without["identity"]
+    assert with_stat["test"] == without["test"] and with_stat["best_epoch"] == without["best_epoch"]
+    assert [h["dev_loss"] for h in with_stat["history"]] == [h["dev_loss"] for h in without["history"]]
+    predictions = [(Path(r["run_dir"]) / "predictions.jsonl").read_text() for r in (with_stat, without)]
+    assert predictions[0] == predictions[1]
+    assert "candidate_cosine" not in without["test_stats"]
+    value = with_stat["test_stats"]["candidate_cosine"]
+    assert -1.0 <= value <= 1.0 and all("candidate_cosine" in h for h in with_stat["history"])
+    record = json.loads((Path(with_stat["run_dir"]) / "record.json").read_text())
+    assert record["test_stats"]["candidate_cosine"] == value
+    rows = evidence.evidence_rows(record, "row", None, {"acc": "accuracy", "candidate cosine": "stats:candidate_cosine"},
+                                  100.0, "final", True)
+    (row,) = [r for r in rows if r["metric"] == "stats:candidate_cosine"]
+    assert row["test"] == value and row["dev"] == record["history"][record["best_epoch"] - 1]["candidate_cosine"]
+
+
+@pytest.mark.slow  # two training runs
+def test_a_run_records_the_candidate_cosine_without_changing_its_numbers(tmp_path, monkeypatch):
+    runs = run_with_and_without_the_statistic(tmp_path, monkeypatch, "mzu_sat", "encoder.dropout=0.3")
+    assert_same_numbers_and_the_statistic_recorded(*runs)

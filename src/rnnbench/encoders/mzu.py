@@ -14,18 +14,34 @@ Options (conf/encoder/mzu_sat.yaml, mzu_gcn.yaml, mzu_cap.yaml):
   transition_depth     1 (paper). Transition cells with zero input after the first cell, per step.
   num_capsules         2 (paper). Output capsules J of cap; ignored otherwise.
   routing_iterations   3 (paper). Dynamic-routing iterations of cap.
-  dropout              0.0. Inverted dropout on the candidate activation (paper: 0.5 PTB, 0.3 text8);
-                       a fresh mask per step and cell (our choice, the paper does not say).
+  dropout              0.0. Inverted dropout on the candidate activation h~ (eq. 2), where the paper
+                       puts it ("we apply dropout to the candidate activation": 0.5 PTB, 0.3 text8;
+                       ABSA: not stated), in the first cell and in every transition cell; a fresh
+                       mask per step and cell (our choice, the paper does not say). Off in eval.
   disagreement_weight  1.0 (paper's lambda). The loss is -lambda * sum of D_zone = +lambda * the
                        mean zone cosine (self-pairs included, eq. 18), summed over M-functions,
                        cells, directions and real tokens: minimising it pushes zones apart.
                        0 returns no aux_loss.
   disagreement_normalizer
-                       token (default: divided by the number of real tokens, the ratio of
-                       regulariser to likelihood of the paper's per-token language-model loss)
-                       | sequence (the token sum per sequence, averaged over the batch: the
-                       literal eq. 19 beside a per-sentence loss; on TREC it outweighs the
-                       cross-entropy tens of times and stalls training for epochs). Our choice.
+                       What the summed cosines are divided by before lambda weighs them (our
+                       choice: eq. 19 adds lambda * sum_s sum_m D_zone to a language model's
+                       likelihood and says no more). With C the sum of -D_zone over every
+                       M-function evaluated at every real token of the call (K = 2 M-functions x
+                       (transition_depth + 1) cells x scans of them per token: 8 for the paper's
+                       bidirectional depth-1 model), n the call's real tokens and B its sequences:
+                         token       (default, every run before the other values) lambda * C / n:
+                                     per token, the K cosines summed; beside a per-token loss
+                                     it has the ratio of eq. 19 in a language model.
+                         token_mean  lambda * C / (n * K): per token, the mean of its K cosines
+                                     (the ``zone_cosine`` statistic times lambda), so lambda weighs
+                                     one cosine, whatever the depth and the directions.
+                         sequence    lambda * C / B: eq. 19 literally per sentence (summed over
+                                     its tokens and M-functions), averaged over the batch's
+                                     sentences as the heads average their per-sentence
+                                     cross-entropy (the training step adds aux_loss to the head's
+                                     mean task loss: training/model.py). Long sentences weigh
+                                     more; on TREC it outweighs the cross-entropy tens of times and
+                                     stalls training for epochs.
   bidirectional        true: forward and backward scans concatenated (each sequence's backward
                        scan starts at its own last token); false: forward only, causal.
   ffn_size             null = hidden_size. Filter size of the zone FFN (our default; paper: 1000
@@ -37,6 +53,24 @@ Options (conf/encoder/mzu_sat.yaml, mzu_gcn.yaml, mzu_cap.yaml):
   layer_norm           gate (default) | candidate. Where the layer norm sits (the paper says only
                        that it applies one): on M_g before the gate's sigmoid, or on M_h before
                        the candidate's tanh (the only placement before the option; see below).
+
+Statistics (``EncoderOutput.stats``, averaged into each epoch's history and the record's
+``test_stats``; a table reads them as ``stats:<name>`` columns):
+  zone_cosine       C / (n * K): the mean of -D_zone over every M-function at every real token.
+  candidate_cosine  how alike the candidate activations h~_t = tanh(M_h(x_t, h_{t-1})) (eq. 2,
+                    the first cell's, before dropout) of one sequence's tokens are. For each
+                    sequence with two or more real tokens, the mean of cos(h~_i, h~_j) over the
+                    ordered pairs of its distinct real tokens i != j, averaged over the scans
+                    (forward and backward); then the mean over those sequences of the call. 1 is
+                    the same direction at every token, 0 orthogonal candidates. A call whose
+                    sequences all have one token does not report it. The run's value is the mean
+                    over a split's batches weighed by their examples (every statistic's rule), so
+                    over the test split it is the mean over its sequences when each has two tokens
+                    or more. Computed in eval calls while ``eval_statistics`` is on (the training
+                    loop's dev passes and one untimed pass over the test split after the timed
+                    one: training/loop.py), from the scan's states in one batched M_h evaluation
+                    after the scan, without gradients or random numbers: it changes no output and
+                    no recorded time.
 
 Fixed by the paper or by necessity, not options: zone generation has no bias (eq. 4); GCN
 degrees are sums of absolute edge weights, since cosines can be negative.
@@ -72,6 +106,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, reverse_padded
@@ -85,11 +120,16 @@ from rnnbench.kernels.mzu_transition import (
     MZUOptions,
     MZUOutput,
     candidate_dropout,
+    m_function,
     mzu_transition,
 )
+from rnnbench.kernels.mzu_transition.reference import layer_norm as cell_layer_norm
 
-NORMALIZERS = ("sequence", "token")
-__all__ = ["IMPLS", "MFunction", "MZU", "MZUCell", "MZUTransition", "mzu_recurrence"]
+NORMALIZERS = ("token", "token_mean", "sequence")  # token: every run before the others (module docstring)
+__all__ = [
+    "IMPLS", "MFunction", "MZU", "MZUCell", "MZUTransition", "candidate_cosine", "disagreement_loss",
+    "mean_pairwise_cosine", "mzu_recurrence",
+]
 
 
 def _weight(*shape: int) -> nn.Parameter:
@@ -222,6 +262,57 @@ def mzu_recurrence(x, mask, transition: MZUTransition, impl: str | None = None) 
     return mzu_transition(x, mask, transition.weights(), transition.options, drop, impl=impl)
 
 
+def disagreement_loss(cosine: torch.Tensor, mask: torch.Tensor, per_token: int, weight: float, normalizer: str) -> torch.Tensor:
+    """The weighted zone-disagreement term of one call (module docstring, ``disagreement_normalizer``).
+
+    cosine: C, the sum of -D_zone over every M-function at every real token (a scalar); mask
+    [B, T]; per_token: K, the M-functions evaluated per token. token: weight * C / n; token_mean:
+    weight * C / (n * K); sequence: weight * C / B (n real tokens, B sequences)."""
+    if normalizer not in NORMALIZERS:
+        raise ValueError(f"encoder.disagreement_normalizer must be one of {', '.join(NORMALIZERS)}; got {normalizer!r}")
+    tokens = mask.sum().clamp(min=1)
+    if normalizer == "token":
+        per = tokens
+    elif normalizer == "token_mean":
+        per = tokens * per_token
+    else:
+        per = mask.shape[0]
+    return weight * cosine / per
+
+
+def mean_pairwise_cosine(vectors: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per sequence, the mean cosine over the ordered pairs (i, j), i != j, of its real positions.
+
+    vectors [B, T, d], mask [B, T] bool. Returns (mean cosine [B], defined [B]: the sequence has
+    two real positions or more; 0 where not). With u_i the unit vectors and S their sum over the
+    sequence, the sum over i != j of u_i . u_j is |S|^2 - sum_i |u_i|^2 (a zero vector counts as
+    cosine 0 with every other)."""
+    unit = F.normalize(vectors.float(), dim=-1) * mask.unsqueeze(-1)
+    n = mask.sum(dim=1).to(unit.dtype)
+    pairs = unit.sum(dim=1).pow(2).sum(dim=-1) - unit.pow(2).sum(dim=(1, 2))
+    defined = n >= 2
+    return torch.where(defined, pairs / (n * (n - 1)).clamp(min=1.0), torch.zeros_like(pairs)), defined
+
+
+@torch.no_grad()
+def candidate_cosine(x, mask, states, transition: MZUTransition) -> tuple[torch.Tensor, torch.Tensor]:
+    """``mean_pairwise_cosine`` of one scan's candidate activations h~_t = tanh(M_h(x_t, h_{t-1}))
+    (eq. 2: the first cell's, with the layer norm when it sits on M_h, without dropout).
+
+    x [B, T, d_x] and states [B, T, d_h] in the scan's own order (the backward scan's reversed),
+    states being the scan's output: h_{t-1} is the state before t (zero at t = 0; padding only
+    follows a sequence's real positions, so a real position never reads it). All tokens in one
+    batched M_h evaluation; no gradient, no random numbers."""
+    cell = transition.weights()[0]
+    dtype = cell.ln_weight.dtype
+    B, T, H = states.shape
+    h_prev = torch.cat([states.new_zeros(B, 1, H), states[:, :-1]], dim=1)
+    m_h, _ = m_function(x.to(dtype).reshape(B * T, -1), h_prev.to(dtype).reshape(B * T, H), cell.m_h, transition.options)
+    if transition.options.layer_norm == "candidate":
+        m_h = cell_layer_norm(m_h, cell, transition.options)
+    return mean_pairwise_cosine(torch.tanh(m_h).reshape(B, T, H), mask)
+
+
 
 class MZU(Encoder):
     """Multi-zone unit encoder; see the module docstring for options."""
@@ -230,6 +321,11 @@ class MZU(Encoder):
     # "Initialisation"); runs of version 1 are never mixed with new ones.
     version = 2
     has_regulariser = True  # the zone disagreement term (eqs. 18-19)
+    # True: eval calls add the ``candidate_cosine`` statistic (module docstring). The training loop
+    # sets it for its dev passes and one untimed pass over the test split (training/loop.py,
+    # ``eval_statistics``); off elsewhere, so no timed call pays for it. It changes no output: not an
+    # option, not part of a run's identity.
+    eval_statistics = False
 
     def __init__(
         self,
@@ -273,19 +369,27 @@ class MZU(Encoder):
         self.backward_scan = MZUTransition(input_size, hidden_size, **options) if bidirectional else None
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
+        collect = self.eval_statistics and not self.training
         fwd = mzu_recurrence(x, mask, self.forward_scan)
         states, cosine = fwd.states, fwd.zone_cosine.sum()
         scans = 1
+        if collect:
+            candidate, defined = candidate_cosine(x, mask, fwd.states, self.forward_scan)
         if self.backward_scan is not None:
             lengths = lengths_of(mask)
-            bwd = mzu_recurrence(reverse_padded(x, lengths), mask, self.backward_scan)
+            backward_x = reverse_padded(x, lengths)
+            bwd = mzu_recurrence(backward_x, mask, self.backward_scan)
             states = torch.cat([states, reverse_padded(bwd.states, lengths)], dim=-1)
             cosine, scans = cosine + bwd.zone_cosine.sum(), 2
+            if collect:
+                candidate = candidate + candidate_cosine(backward_x, mask, bwd.states, self.backward_scan)[0]
         tokens = mask.sum().clamp(min=1)
-        evaluations = tokens * scans * self.forward_scan.m_functions_per_step
+        per_token = scans * self.forward_scan.m_functions_per_step
+        evaluations = tokens * per_token
         stats = {"zone_cosine": float(cosine.detach() / evaluations)}
+        if collect and bool(defined.any()):
+            stats["candidate_cosine"] = float(candidate[defined].mean() / scans)
         aux_loss = None
         if self.disagreement_weight != 0.0:
-            per = x.shape[0] if self.disagreement_normalizer == "sequence" else tokens
-            aux_loss = self.disagreement_weight * cosine / per
+            aux_loss = disagreement_loss(cosine, mask, per_token, self.disagreement_weight, self.disagreement_normalizer)
         return EncoderOutput(states=states, aux_loss=aux_loss, stats=stats)

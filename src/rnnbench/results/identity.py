@@ -51,8 +51,10 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("encoder", "penalty_from_dev_accuracy"): None,  # FHE: the penalty from the start (no Table 3 schedule)
     ("task", "head", "one_hot_input"): False,  # picking head: learned embeddings, as before the option existed
     ("encoder", "directions_meet"): "every_layer",  # LSTM family: directions joined at every layer, as nn.LSTM does
-    ("encoder", "layer_norm"): "candidate",
-    ("task", "reader", "dev_split_by"): "pair",  # SciTail from its dev file: dev pairs drawn one by one, as first run  # MZU: layer norm on M_h before the tanh, the only placement before the option
+    ("encoder", "layer_norm"): "candidate",  # MZU: layer norm on M_h before the tanh, the only placement before the option
+    ("task", "reader", "dev_split_by"): "pair",  # SciTail from its dev file: dev pairs drawn one by one, as first run
+    ("encoder", "gate_layer_norm"): False,  # DT-GRU: no layer norm, as before the option
+    ("encoder", "candidate_dropout"): 0.0,  # DT-GRU: no dropout, as before the option
 }
 
 # The config groups whose ``_target_`` class carries a ``version``.
