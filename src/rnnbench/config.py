@@ -50,6 +50,12 @@ class EmbeddingKind(StrEnum):
     random = "random"
 
 
+class CharKind(StrEnum):
+    none = "none"
+    bigru = "bigru"
+    cnn = "cnn"
+
+
 class McCombine(StrEnum):
     vote = "vote"
     mean = "mean"
@@ -64,6 +70,21 @@ class PathsConf:
 
 
 @dataclass
+class CharConf:
+    """The character-level word encoder (``rnnbench.nn.char_encoder``; docs/configuration.md):
+    each word's characters, encoded, concatenated to its word vector. ``none`` (the default)
+    adds nothing: the key is then left out of a run's identity."""
+
+    kind: CharKind = CharKind.none  # none | bigru (the RCRN paper's "standard BiGRU") | cnn (Ma & Hovy 2016)
+    dim: int = 30  # character embedding width (Ma & Hovy 2016: 30)
+    hidden: int = 25  # bigru: units per direction, the word's vector is both final states (2 * hidden)
+    filters: int = 30  # cnn: filters per width (Ma & Hovy 2016: 30 of width 3)
+    widths: List[int] = field(default_factory=lambda: [3])  # cnn: the word's vector is filters * len(widths)
+    max_word_length: int = 20  # characters kept per word (its first ones; ours)
+    dropout: float = 0.0  # on the character embeddings, before the BiGRU or the convolution
+
+
+@dataclass
 class EmbeddingConf:
     name: str = "glove_6b_50d"
     kind: EmbeddingKind = EmbeddingKind.glove
@@ -71,7 +92,8 @@ class EmbeddingConf:
     dim: int = 50
     freeze: Optional[bool] = None  # None: the task decides (task.freeze_embeddings)
     lowercase: bool = True  # GloVe 6B is lower-cased; 840B is cased
-    dropout: float = 0.0
+    dropout: float = 0.0  # on the embedding layer's output (word vector and character features), training only
+    char: CharConf = field(default_factory=CharConf)
     # A run stops before training when fewer than this share of its vocabulary (training
     # split, specials excluded) has a vector in the file: a file of another width, cased
     # vectors for a lower-cased vocabulary, the wrong language. Real tasks here: 0.89-0.98.
@@ -209,9 +231,14 @@ RANGES = [
     ("embedding.dim", 1, "the embedding width"),
     ("embedding.dropout", 0.0, "the embedding dropout"),
     ("embedding.min_coverage", 0.0, "the share of the vocabulary the embedding file must cover"),
+    ("embedding.char.dim", 1, "the character embedding width"),
+    ("embedding.char.hidden", 1, "the character BiGRU's units per direction"),
+    ("embedding.char.filters", 1, "the character CNN's filters per width"),
+    ("embedding.char.max_word_length", 1, "the characters kept per word"),
+    ("embedding.char.dropout", 0.0, "the character embedding dropout"),
     ("logger.log_every_n_steps", 0, "steps between training-loss logs (0: per epoch only)"),
 ]
-AT_MOST = {"embedding.dropout": (1.0, False), "embedding.min_coverage": (1.0, True)}
+AT_MOST = {"embedding.dropout": (1.0, False), "embedding.min_coverage": (1.0, True), "embedding.char.dropout": (1.0, False)}
 
 
 def _unknown_keys(node, schema, where: str) -> None:
@@ -271,6 +298,15 @@ def _check_task(cfg) -> None:
         raise ConfigError(f"task.select_mode={mode}: must be max or min")
 
 
+def _check_char(cfg) -> None:
+    char = _select(cfg, "embedding.char")
+    if char is None or str(char.get("kind", "none")) != "cnn":
+        return
+    widths = list(char.get("widths") or [])
+    if not widths or any(int(w) < 1 for w in widths):
+        raise ConfigError(f"embedding.char.widths={widths}: the character CNN needs at least one filter width, each at least 1")
+
+
 def _check_device(cfg) -> None:
     if str(cfg.trainer.device) != "cuda":
         return
@@ -326,6 +362,7 @@ def validate(cfg) -> None:
     """Everything that can be checked before any work starts; raises one ConfigError line."""
     _unknown_keys(cfg, Config, "")
     _check_ranges(cfg)
+    _check_char(cfg)
     _check_task(cfg)
     _check_device(cfg)
     _check_kernel_impl(cfg)

@@ -2,7 +2,8 @@
 
 - ``bundle(model, cfg, data)``: what a run's ``best.pt`` holds, so a checkpoint is
   self-contained: the weights, the resolved config (a plain dict), the vocabulary (its
-  ``itos`` list, lower-casing and the text fields it numericalises) and the label names.
+  ``itos`` list, lower-casing, the text fields it numericalises and, for a run with a
+  character encoder, the character vocabulary) and the label names.
 - ``load(run_folder, device="cpu")`` (also ``rnnbench.load``): a ``LoadedRun`` with the
   model in eval mode, its vocabulary, config and label names, and ``predict(inputs)``: raw
   text tokenised with the task's own tokenizer, label names or probabilities
@@ -71,10 +72,14 @@ def bundle(model: torch.nn.Module, cfg: DictConfig, data) -> dict:
     ``torch.load(..., weights_only=True)``."""
     config = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(cfg, DictConfig) else dict(cfg)
     config.pop("hydra", None)
+    vocab = {"itos": list(data.vocab.itos), "lowercase": bool(data.vocab.lowercase), "fields": list(data.fields)}
+    chars = getattr(data.vocab, "chars", None)
+    if chars is not None:  # the character vocabulary of a run with a character encoder (embedding.char)
+        vocab["chars"] = {"itos": list(chars.itos), "max_word_length": int(chars.max_word_length)}
     return {
         "model": model.state_dict(),
         "config": config,
-        "vocab": {"itos": list(data.vocab.itos), "lowercase": bool(data.vocab.lowercase), "fields": list(data.fields)},
+        "vocab": vocab,
         "label_names": list(data.label_names),
         "format": FORMAT,
     }
@@ -163,7 +168,7 @@ class _Saved:
 
 
 def _read_run(run_dir: Path) -> _Saved:
-    from rnnbench.data.vocab import Vocab
+    from rnnbench.data.vocab import CharVocab, Vocab
     from rnnbench.training import checkpoint
 
     record = _record_of(run_dir)
@@ -173,7 +178,9 @@ def _read_run(run_dir: Path) -> _Saved:
     if is_bundle(saved):
         cfg = _current_paths(_config_of(saved["config"]))
         v = saved["vocab"]
-        vocab = Vocab(list(v["itos"]), lowercase=bool(v["lowercase"]))
+        chars = v.get("chars")
+        chars = CharVocab.from_itos(list(chars["itos"]), int(chars["max_word_length"])) if chars else None
+        vocab = Vocab(list(v["itos"]), lowercase=bool(v["lowercase"]), chars=chars)
         return _Saved(weights, cfg, vocab, list(v["fields"]), list(saved["label_names"]), "bundle", record)
     cfg = _current_paths(_config_of(record["config"]))
     vocab, fields, label_names = _rebuild_vocab(cfg)

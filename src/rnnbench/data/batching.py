@@ -7,16 +7,21 @@ from __future__ import annotations
 
 import torch
 
-from rnnbench.data.vocab import Vocab, text_fields
+from rnnbench.data.vocab import CHARS_SUFFIX, Vocab, char_field, text_fields
 
 
 def numericalise(records: list[dict], vocab: Vocab, fields: list[str] | None = None) -> list[dict]:
+    """Records with each text field's tokens as word ids; with a character vocabulary
+    (``vocab.chars``), also each token's character ids under ``<field>_chars``."""
     fields = fields if fields is not None else (text_fields(records[0]) if records else [])
+    chars = getattr(vocab, "chars", None)
     out = []
     for r in records:
         item = dict(r)
         for f in fields:
             item[f] = vocab.encode(r[f])
+            if chars is not None:
+                item[char_field(f)] = chars.encode(r[f])
         out.append(item)
     return out
 
@@ -43,11 +48,15 @@ def batch_indices(records: list[dict], fields: list[str], batch_size: int, shuff
 
 
 def collate(records: list[dict], fields: list[str]) -> dict:
-    """Pad text fields (id 0) and give each a ``<field>_mask``; ints become tensors; the rest stay lists."""
+    """Pad text fields (id 0) and give each a ``<field>_mask``; a text field's character ids
+    (``<field>_chars``) become [B, T, L] (padding character 0; T the field's, so a record cut
+    to fewer tokens keeps the characters of those only); ints become tensors; the rest stay lists."""
     batch: dict = {}
     for key in records[0]:
         values = [r[key] for r in records]
-        if key in fields:
+        if key.endswith(CHARS_SUFFIX) and key[: -len(CHARS_SUFFIX)] in fields:
+            batch[key] = _char_ids(values, [len(r[key[: -len(CHARS_SUFFIX)]]) for r in records])
+        elif key in fields:
             T = max(1, max(len(v) for v in values))
             ids = torch.zeros(len(values), T, dtype=torch.long)
             for i, v in enumerate(values):
@@ -61,6 +70,19 @@ def collate(records: list[dict], fields: list[str]) -> dict:
         else:
             batch[key] = values
     return batch
+
+
+def _char_ids(values: list[list[tuple[int, ...]]], lengths: list[int]) -> torch.Tensor:
+    """[B, T, L] character ids of each record's first ``lengths[i]`` words, zero-padded."""
+    T = max(1, max(lengths))
+    words = [list(v[:n]) for v, n in zip(values, lengths)]
+    L = max([1] + [len(w) for ws in words for w in ws])
+    pad_word = [0] * L
+    rows = []
+    for ws in words:
+        rows += [list(w) + [0] * (L - len(w)) for w in ws]
+        rows += [pad_word] * (T - len(ws))
+    return torch.tensor(rows, dtype=torch.long).view(len(values), T, L)
 
 
 def _mask(values: list[list[int]], T: int) -> torch.Tensor:

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from rnnbench.data.base import Reader, Splits
 from rnnbench.data.batching import numericalise
 from rnnbench.data.embeddings import load_vectors
-from rnnbench.data.vocab import UNK, Vocab, text_fields
+from rnnbench.data.vocab import UNK, CharVocab, Vocab, text_fields
 from rnnbench.errors import ConfigError, EmbeddingError
 
 
@@ -142,6 +142,10 @@ def prepare(cfg: DictConfig) -> TaskData:
     raw = _without_empty_texts(raw, fields)
     emb = cfg.embedding
     vocab = Vocab.build(raw["train"], fields, lowercase=emb.lowercase, min_freq=cfg.task.get("min_freq", 1))
+    char = emb.get("char")
+    if char is not None and str(char.get("kind", "none")) != "none":
+        # Characters of the training split, cased (the word vocabulary may be lower-cased for GloVe).
+        vocab.chars = CharVocab.build(raw["train"], fields, int(char.max_word_length))
     vectors, found = None, None
     if emb.kind == "glove":
         vectors, found = load_vectors(emb.path, vocab.itos, emb.dim, emb.lowercase, cfg.paths.cache_dir)

@@ -23,6 +23,14 @@ Options common to all (conf/encoder/dcu.yaml, sim_dcu.yaml, dcu_lstm.yaml):
   hidden_size  200. SimDCU and DCU: output width (per direction for DCU);
                DCULSTM: BiLSTM units per direction, output 2*hidden_size.
   ranges       [1, 2, 4, 10, 25], the paper's block sizes.
+  dropout      0.0. Inverted dropout on the input of each layer, in training only: the
+               paper (section 4.4) tunes dropout "on all layers including the embedding
+               layer" (the embedding layer's is ``embedding.dropout``, the heads' their
+               ``dropout``). SimDCU and DCU: on the encoder's input (one mask read by the
+               gates, the candidate and the output gate); DCULSTM: on the BiLSTM's input and
+               on the BiLSTM's output, the DCU layer's input. Not listed in the configs (a
+               registered default of 0.0 for ``encoder.dropout`` would move the LSTM and MZU
+               runs that list it): ``+encoder.dropout=0.2``.
 Our choices where the paper's widths are tied to d = input width: the fold layers
 and F1 have hidden_size units; F2 has the gate width.
 """
@@ -99,13 +107,15 @@ class SimDCU(Encoder):
     encoder input already has the encoder's width).
     """
 
-    def __init__(self, input_size: int, hidden_size: int = 200, ranges: Sequence[int] = PAPER_RANGES):
+    def __init__(self, input_size: int, hidden_size: int = 200, ranges: Sequence[int] = PAPER_RANGES, dropout: float = 0.0):
         super().__init__(input_size, hidden_size)
         self.input_projection = nn.Linear(input_size, hidden_size) if input_size != hidden_size else None
         self.gates = MultiGranularGates(hidden_size, hidden_size, hidden_size, ranges)
         self.candidate = nn.Linear(hidden_size, hidden_size)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
+        x = self.dropout(x)
         w = self.input_projection(x) if self.input_projection is not None else x
         g = torch.sigmoid(self.gates(w, mask))
         z = torch.tanh(self.candidate(w))
@@ -131,9 +141,11 @@ class DCU(Encoder):
         ranges: Sequence[int] = PAPER_RANGES,
         output_gate_sigmoid: bool = False,
         bidirectional: bool = False,
+        dropout: float = 0.0,
     ):
         directions = 2 if bidirectional else 1
         super().__init__(input_size, hidden_size * directions)
+        self.dropout = nn.Dropout(dropout)
         self.hidden_size = hidden_size
         self.bidirectional = bidirectional
         self.output_gate_sigmoid = output_gate_sigmoid
@@ -150,6 +162,7 @@ class DCU(Encoder):
         return o * c  # c is 0 at padding, so h is too
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
+        x = self.dropout(x)
         g = self.gates(x, mask)
         z = torch.tanh(self.candidate(x))
         o = self.output_gate(x)
@@ -181,14 +194,16 @@ class DCULSTM(Encoder):
         output_gate_sigmoid: bool = False,
         dcu_bidirectional: bool = False,
         forget_bias: float | None = 1.0,
+        dropout: float = 0.0,
     ):
         super().__init__(input_size, 2 * hidden_size)
+        self.dropout = nn.Dropout(dropout)  # the BiLSTM's input; the DCU layer drops its own
         self.bilstm = RecurrentLayer(
             input_size, hidden_size, bidirectional=True, cell="lstm", forget_bias=forget_bias,
             shared_weights=False, lateral=False,
         )
         dcu_width = hidden_size if dcu_bidirectional else 2 * hidden_size
-        self.dcu = DCU(2 * hidden_size, dcu_width, ranges, output_gate_sigmoid, dcu_bidirectional)
+        self.dcu = DCU(2 * hidden_size, dcu_width, ranges, output_gate_sigmoid, dcu_bidirectional, dropout)
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
-        return self.dcu(self.bilstm(x, mask), mask)
+        return self.dcu(self.bilstm(self.dropout(x), mask), mask)

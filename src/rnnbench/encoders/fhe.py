@@ -47,6 +47,12 @@ says where each encoder's reconstruction is recorded):
   the loop chooses the best epoch among the penalised ones only. The switch is a buffer,
   saved with the weights, so a resumed run keeps it and the record's ``penalty_active``
   stat says whether the tested epoch was penalised.
+- ``dropout`` (0.0; the paper states none): inverted dropout on each LSTM's input in
+  training, the lower LSTM's ([x_t; c]) and the upper LSTM's (the lower states h_t; ours,
+  as the LSTM family drops each stacked layer's input). The gate reads h_t undropped, so
+  dropout changes what the layers read, not where the gates open. Not listed in fhe.yaml
+  (a registered default of 0.0 for ``encoder.dropout`` would move the LSTM and MZU runs
+  that list it): ``+encoder.dropout=0.2``.
 - The gate is the policy: REINFORCE and the sparsity penalty train only its own
   parameters (the gate MLP and the context projection). Its inputs h_t and c are
   detached, so the lower LSTM and the head's question embedding learn from the
@@ -100,8 +106,10 @@ class FHE(Encoder):
         forget_bias: float = 1.0,
         sparsity_penalty: str = "loss",
         penalty_from_dev_accuracy: float | None = None,
+        dropout: float = 0.0,
     ):
         super().__init__(input_size, hidden_size)
+        self.dropout = nn.Dropout(dropout)
         self.causal = True  # both LSTMs run forward; the gate reads h_t and the context only
         if context_size < 0:
             raise ValueError(f"encoder.context_size must be >= 0, got {context_size}")
@@ -198,7 +206,7 @@ class FHE(Encoder):
         if self.context_in_input:
             lower_in = torch.cat([x, context.unsqueeze(1).expand(-1, x.shape[1], -1).to(x.dtype)], dim=-1)
         # Forward in time only, so padding after a sequence's end never reaches its real tokens.
-        h, _ = self.lower(lower_in)
+        h, _ = self.lower(self.dropout(lower_in))
         h = zero_padding(h, mask)
         p = torch.sigmoid(self.gate(self._gate_input(h, context)).squeeze(-1))
 
@@ -212,7 +220,7 @@ class FHE(Encoder):
             b = self._open_last_if_shut((p > self.threshold) & mask, mask)
 
         states = fhe_upper(
-            h, b, mask, self.upper.weight_ih_l0, self.upper.weight_hh_l0, self.upper.bias_ih_l0, self.upper.bias_hh_l0
+            self.dropout(h), b, mask, self.upper.weight_ih_l0, self.upper.weight_hh_l0, self.upper.bias_ih_l0, self.upper.bias_hh_l0
         )
 
         real = mask.to(p.dtype)

@@ -50,16 +50,19 @@ def _one_way(rnn: nn.RNNBase, x: torch.Tensor, suffix: str) -> torch.Tensor:
     return torch._VF.gru(x, h0, weights, True, 1, 0.0, rnn.training, False, True)[0]
 
 
-def _run_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def _run_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor, x_backward: torch.Tensor | None = None) -> torch.Tensor:
     """Same result as ``_run_packed``, without packing: packed sequences take a slow
     per-step path on the CPU (8-12x slower than padded input on ragged batches, measured).
     Trailing padding comes after every real step of the forward direction, so it cannot
     change a real output; the backward direction runs forward over each sequence reversed
-    within its own length. Outputs at padding are zeroed, as packing leaves them."""
+    within its own length. Outputs at padding are zeroed, as packing leaves them.
+    ``x_backward``: what the backward direction reads instead of x (RCRN's dropout draws a mask
+    per direction); None: x."""
     real = (torch.arange(x.shape[1], device=x.device).unsqueeze(0) < lengths.to(x.device).unsqueeze(1)).unsqueeze(-1)
     out = _one_way(rnn, x, "")
     if rnn.bidirectional:
-        backward = reverse_padded(_one_way(rnn, reverse_padded(x, lengths), "_reverse"), lengths)
+        x_backward = x if x_backward is None else x_backward
+        backward = reverse_padded(_one_way(rnn, reverse_padded(x_backward, lengths), "_reverse"), lengths)
         out = torch.cat([out, backward], dim=-1)
     return out * real
 

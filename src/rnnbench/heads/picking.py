@@ -15,6 +15,11 @@ encoder only as FHE's gate context, as in the paper (it adds the question to the
 LSTM's input only for the large QA tasks, section 2.1). The output layer (ours: the paper's
 "one layer feed-forward neural network" read as one hidden ReLU layer of ``attention_dim``)
 is the same for every encoder.
+
+``dropout`` (0.0; ours, the paper gives none): inverted dropout on the output layer's input
+(the attended summary beside q), training only. Not listed in picking.yaml (a registered
+default of 0.0 for ``task.head.dropout`` would move the classifier runs that list it):
+``+task.head.dropout=0.2``.
 """
 from __future__ import annotations
 
@@ -41,8 +46,10 @@ class PickingHead(Head):
         max_question: int = 10000,
         one_hot_input: bool = False,
         vocab=None,
+        dropout: float = 0.0,
     ):
         super().__init__()
+        self.dropout = nn.Dropout(dropout)
         self.concat_question = concat_question
         self.one_hot_size = _one_hot_size(vocab) if one_hot_input else 0
         self.first_word = special_ids(vocab).unk + 1  # word ids start after padding and unknown
@@ -77,7 +84,7 @@ class PickingHead(Head):
         # A sequence with no attendable position (all gates shut) attends nowhere: zero summary.
         weights = masked_softmax(scores, attend)
         summary = torch.bmm(weights.unsqueeze(1), enc.states).squeeze(1)
-        logits = self.out(torch.cat([summary, q], dim=-1))
+        logits = self.out(self.dropout(torch.cat([summary, q], dim=-1)))
         return classification_output(logits, batch["label"], enc)
 
 

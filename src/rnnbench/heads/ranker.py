@@ -37,6 +37,12 @@ triple's hinge loss, highest (0) when the positive wins by the margin.
 ``question_dim`` > 0 (ours, for conditional encoders): the mean of the
 question's word vectors, projected to that size, is passed as the encoder's
 ``context`` for both sequences (FHE's question-conditioned gates); 0 passes none.
+
+``dropout`` (0.0; ours, neither paper gives one for this head): inverted dropout on the
+encoder states that pooling reads (the input of the scoring layers, as the LSTM baseline
+paper drops the input of every layer), training only. Not listed in the ranking tasks'
+configs (a registered default of 0.0 for ``task.head.dropout`` would move the classifier
+runs that list it): ``+task.head.dropout=0.2``.
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from rnnbench.data.vocab import char_field
 from rnnbench.encoders.base import combine_outputs
 from rnnbench.errors import ConfigError
 from rnnbench.heads.base import Head, HeadOutput, masked_max, masked_mean
@@ -73,13 +80,18 @@ def sample_triples(records: list[dict], negatives: int, seed: int, epoch: int, f
             if fill_from_pool and len(chosen) < negatives:
                 chosen += _pool_draw(records, rng, negatives - len(chosen), qid, correct_texts)
             for n in chosen:
-                triples.append({
+                triple = {
                     "id": f"{records[p]['id']}|{records[n]['id']}",
                     "qid": qid,
                     "question": records[p]["question"],
                     "positive": records[p]["answer"],
                     "negative": records[n]["answer"],
-                })
+                }
+                for name, record, source in (("question", records[p], "question"), ("positive", records[p], "answer"),
+                                             ("negative", records[n], "answer")):
+                    if char_field(source) in record:  # the words' characters (embedding.char) go with them
+                        triple[char_field(name)] = record[char_field(source)]
+                triples.append(triple)
     return triples
 
 
@@ -107,8 +119,10 @@ class RankerHead(Head):
         negatives: int = 6,
         fill_from_pool: bool = True,
         question_dim: int = 0,
+        dropout: float = 0.0,
     ):
         super().__init__()
+        self.dropout = nn.Dropout(dropout)
         if negatives < 1:
             raise ValueError(f"task.head.negatives must be at least 1, got {negatives}")
         self.attentive_pooling = attentive_pooling
@@ -155,15 +169,16 @@ class RankerHead(Head):
             mask = batch[f"{name}_mask"]
             return encoder(embed(batch[name]), mask, context), mask
 
+        q_states = self.dropout(q.states)  # one mask for the question, read against both candidates
         if "negative" in batch:
             (pos, pos_mask), (neg, neg_mask) = encode("positive"), encode("negative")
-            s_pos = self.score(q.states, q_mask, pos.states, pos_mask)
-            s_neg = self.score(q.states, q_mask, neg.states, neg_mask)
+            s_pos = self.score(q_states, q_mask, self.dropout(pos.states), pos_mask)
+            s_neg = self.score(q_states, q_mask, self.dropout(neg.states), neg_mask)
             hinge = F.relu(self.margin - s_pos + s_neg)
             return HeadOutput(loss=hinge.mean(), log_likelihood=-hinge, logits=None,
                               encoder_output=combine_outputs([q, pos, neg], primary=-1), extra={"score": s_pos, "negative_score": s_neg})
         ans, ans_mask = encode("answer")
-        s = self.score(q.states, q_mask, ans.states, ans_mask)
+        s = self.score(q_states, q_mask, self.dropout(ans.states), ans_mask)
         zero = s.new_zeros(s.shape)
         return HeadOutput(loss=zero.sum(), log_likelihood=zero, logits=None, encoder_output=combine_outputs([q, ans], primary=-1), extra={"score": s})
 

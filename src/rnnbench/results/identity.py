@@ -55,6 +55,10 @@ NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("task", "reader", "dev_split_by"): "pair",  # SciTail from its dev file: dev pairs drawn one by one, as first run
     ("encoder", "gate_layer_norm"): False,  # DT-GRU: no layer norm, as before the option
     ("encoder", "candidate_dropout"): 0.0,  # DT-GRU: no dropout, as before the option
+    # No character-level word encoder (config.CharConf's defaults): the whole block is left out, so a
+    # run with one has every one of its settings in its identity, and its CharEncoder version too.
+    ("embedding", "char"): {"kind": "none", "dim": 30, "hidden": 25, "filters": 30, "widths": [3],
+                            "max_word_length": 20, "dropout": 0.0},
 }
 
 # The config groups whose ``_target_`` class carries a ``version``.
@@ -87,7 +91,8 @@ def identity_config(cfg: DictConfig) -> dict:
 
 
 def component_versions(cfg: DictConfig) -> dict[str, str]:
-    """{component: "<class>:<version>"} for the encoder, head and reader, plus the training pipeline."""
+    """{component: "<class>:<version>"} for the encoder, head and reader, plus the training pipeline
+    and, when the run has one, the character-level word encoder."""
     out = {"training": str(versions.TRAINING)}
     for name, path in VERSIONED.items():
         node = cfg
@@ -96,6 +101,11 @@ def component_versions(cfg: DictConfig) -> dict[str, str]:
         target = node.get("_target_") if node is not None else None
         if target:
             out[name] = f"{target}:{_version(get_class(target), node)}"
+    char = (cfg.get("embedding") or {}).get("char") or {}
+    if str(char.get("kind", "none")) != "none":  # only then: the other runs keep their identity
+        from rnnbench.nn.char_encoder import CharEncoder
+
+        out["char"] = f"{CharEncoder.__module__}.{CharEncoder.__name__}:{CharEncoder.version}"
     return out
 
 
