@@ -3,6 +3,7 @@
     python scripts/make_table.py rcrn_table5                 # or rcrn-5; also `rnnbench table rcrn_table5`
     python scripts/make_table.py rcrn_table5 --plan          # run nothing: the runs left, with CPU hours
     python scripts/make_table.py rcrn_table5 --no-run        # only write the table from finished runs
+    python scripts/make_table.py rcrn_table5 --no-run --replace-committed   # run folders replace differing committed rows
     python scripts/make_table.py fhe_table2 --part small      # or fhe-2-small: only its CPU-sized rows
     python scripts/make_table.py lstm_odyssey_table1 --only lstm_odyssey_table1_large
 
@@ -38,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
                    help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
     p.add_argument("--skip-sanity", action="store_true",
                    help="start runs of rows that fail the sanity gate (docs/sanity.md); the table says so")
+    p.add_argument("--replace-committed", action="store_true",
+                   help="a run folder whose numbers differ from its committed rows (the same run on another processor "
+                        "kind) replaces them; they move to results/<table>.superseded.csv (default: keep them, say so)")
     return p
 
 
@@ -67,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     mode = PLAN if args.plan else NO_RUN if args.no_run else RUN
     return make_table(table, only=args.only or named, mode=mode, until=args.until, overrides=args.overrides,
-                      skip_sanity=args.skip_sanity, part=args.part)
+                      skip_sanity=args.skip_sanity, part=args.part, replace_committed=args.replace_committed)
 
 
 if __name__ == "__main__":

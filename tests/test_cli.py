@@ -373,7 +373,10 @@ def test_table_verb_is_the_campaign_librarys_make_table(capsys, monkeypatch):
     monkeypatch.setattr(make, "make_table", lambda name, **kwargs: calls.append((name, kwargs)) or 0)
     code, out, _ = run_main(["table", "mzu_table6", "--no-run", "--set", "paths.runs_dir=/tmp/r"], capsys)
     assert code == 0 and calls[-1] == ("mzu_table6", {"only": None, "mode": "no-run", "until": None,
-                                                      "overrides": ["paths.runs_dir=/tmp/r"], "skip_sanity": False, "part": None})
+                                                      "overrides": ["paths.runs_dir=/tmp/r"], "skip_sanity": False, "part": None,
+                                                      "replace_committed": False})
+    code, _, _ = run_main(["table", "mzu_table6", "--no-run", "--replace-committed"], capsys)
+    assert code == 0 and calls[-1][1]["replace_committed"] is True  # a run folder with other numbers replaces committed rows
     assert "mzu_table6_restaurant, mzu_table6_laptop" in out  # every experiment it runs, in the table's order
     code, _, _ = run_main(["table", "odyssey-1", "--plan", "--only", "lstm_odyssey_table1_large"], capsys)
     assert code == 0 and calls[-1][0] == "lstm_odyssey_table1" and calls[-1][1]["mode"] == "plan"

@@ -5,6 +5,8 @@
 - ``rates``: each encoder's learning rate, chosen on its selection runs;
 - ``pricing``: CPU hours of what is left (``--plan``) and the ``--until`` deadline;
 - ``runner``: running what is missing, behind the sanity gate;
+- ``reruns``: a run folder whose identity matches committed rows with other numbers (another
+  processor kind): kept apart from, or with ``--replace-committed`` replacing, the committed rows;
 - ``assemble``: the evidence rows, the footnotes and the written table;
 - ``make``: ``make_table``, all of the above as one call (``rnnbench table``, scripts/make_table.py).
 

@@ -16,6 +16,7 @@ from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit
 from rnnbench.results.openness import accuracy_vs_openness
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
+from rnnbench.campaign import reruns
 from rnnbench.campaign.jobs import job_config, with_status
 from rnnbench.campaign.rates import known_choice
 
@@ -37,16 +38,20 @@ def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
 
 
 def collect(plans, extra: list[str], built: set[str], committed: evidence.CommittedEvidence,
-            run: bool = False) -> tuple[list[dict], list[dict]]:
+            run: bool = False, replaced: list[tuple[list[dict], str]] | None = None) -> tuple[list[dict], list[dict]]:
     """Evidence rows of every finished run of the plans' protocol, and per-item test scores
     of the runs the table reports (the chosen learning rate). Columns of ``table.evaluated_columns``
     come from evaluating the reported runs' checkpoints (computed only when ``run``). A run
-    without its folder here contributes its committed rows."""
+    without its folder here contributes its committed rows; so does one whose folder's numbers
+    differ from its committed rows (another processor kind: ``reruns``), said in one line, unless
+    ``reruns.POLICY.replace``: then its folder's rows stand and the committed rows, with the reason,
+    are added to ``replaced``."""
     rows, items = [], []
     for experiment, cfg, encoders in plans:
         table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
         mapping = column_metrics(cfg.table, cfg)
         variant = cfg.table.variant or ""
+        superseded = evidence.superseded_path(Path(cfg.paths.results_dir) / f"{cfg.table.name}.csv")
         for enc in encoders:
             model = model_name(table, enc, variant or None)
             lr, choice = known_choice(experiment, cfg, enc, extra, committed)  # one rate: a finished seed is reported before the others
@@ -62,10 +67,17 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                 folder = run_dir(job_cfg)
                 record = read_record(folder)
                 is_reported = lr is not None and job.lr == lr
+                columns = {*mapping, *(cfg.table.evaluated_columns or {})}
+                label = (enc, folder.name, model, variant, job.phase, is_reported, columns)  # the committed rows as this job
+                stored = committed.by_run.get((enc, folder.name), []) if record is not None else []
+                if stored and not reruns.POLICY.replace and reruns.differences(record, stored):
+                    # another processor kind's numbers (or another code's): the committed rows stand, said once
+                    print(reruns.line(cfg.table.name, folder.name, enc, stored, record, reruns.differences(record, stored), superseded),
+                          flush=True)
+                    record = None
                 if record is None:
-                    columns = {*mapping, *(cfg.table.evaluated_columns or {})}
-                    kept, kept_items = committed.rows_of(enc, folder.name, model, variant, job.phase, is_reported, columns)
-                    encoder_rows += with_row_status(kept, committed.record(enc, folder.name), job_cfg)
+                    kept, kept_items = committed_rows(committed, label, job_cfg)
+                    encoder_rows += kept
                     items += kept_items
                     continue
                 committed.use(enc, folder.name)  # its committed rows, if any, are these rows
@@ -73,7 +85,8 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                 # Its files are where the record was read, whatever folder it was trained from (its
                 # run_dir may be relative to another working directory: --set paths.runs_dir=...).
                 record = {**record, "run_dir": str(folder)}
-                encoder_rows += evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
+                run_rows = evidence.evidence_rows(record, model, variant, mapping, cfg.table.scale, job.phase, is_reported)
+                run_items: list[dict] = []
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}
                 for column, overrides in (cfg.table.evaluated_columns or {}).items() if is_reported else ():
@@ -84,17 +97,49 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     row = evidence.evidence_rows(record, model, variant, {column: metric}, cfg.table.scale, job.phase, True)[0]
                     row.update(test=evaluation["metrics"][metric], dev="", dev_curve="",
                                inference_seconds_per_example=evaluation["inference_seconds_per_example"])
-                    encoder_rows.append(row)
+                    run_rows.append(row)
                     scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
+                local_scores: dict[str, dict[str, float]] = {}
                 if is_reported:
                     for column, (metric, path) in scored.items():
                         scores = evidence.item_scores(path, metric) if path.exists() else None
-                        items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v,
-                                   "scale": float(cfg.table.scale)}
-                                  for i, v in (scores or {}).items()]
+                        local_scores[column] = scores or {}
+                        run_items += [{"model": model, "variant": variant, "dataset": column, "seed": record["seed"], "item": i, "score": v,
+                                       "scale": float(cfg.table.scale)}
+                                      for i, v in (scores or {}).items()]
+                if stored:
+                    what = reruns.differences(record, stored)
+                    for column, scores in local_scores.items():
+                        old = reruns.committed_items(committed, stored, column) if column in mapping and scores else None
+                        if old is not None and reruns.items_differ(scores, old):
+                            what.append("test items")
+                            break
+                    if what:
+                        print(reruns.line(cfg.table.name, folder.name, enc, stored, record, what, superseded), flush=True)
+                        if reruns.POLICY.replace:
+                            if replaced is not None:
+                                replaced.append((stored, reruns.reason(record, stored, what)))
+                        else:  # the same dev, test and epoch, other items: the committed rows stand
+                            run_rows, run_items = committed_rows(committed, label, job_cfg)
+                    else:  # the same numbers (a re-run on the same processor kind): the committed rows stay as they are
+                        kept, kept_items = committed_rows(committed, label, job_cfg)
+                        have = {(r["dataset"], r["metric"]) for r in kept}
+                        run_rows = kept + [r for r in run_rows if (r["dataset"], r["metric"]) not in have]
+                        kept_columns = {i["dataset"] for i in kept_items}
+                        run_items = kept_items + [i for i in run_items if i["dataset"] not in kept_columns]
+                encoder_rows += run_rows
+                items += run_items
             # The choice is stored with the evidence, so the table states it rather than re-deriving it.
             rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else ""} for row in encoder_rows]
     return rows, items
+
+
+def committed_rows(committed: evidence.CommittedEvidence, label: tuple, cfg) -> tuple[list[dict], list[dict]]:
+    """A job's committed rows and per-item scores, labelled as the current configs name them
+    (``label``: ``CommittedEvidence.rows_of``'s arguments), with their run's status (``with_row_status``)."""
+    encoder, run = label[:2]
+    kept, kept_items = committed.rows_of(*label)
+    return with_row_status(kept, committed.record(encoder, run), cfg), kept_items
 
 
 def with_row_status(rows: list[dict], stand_in: dict | None, cfg) -> list[dict]:
@@ -179,18 +224,22 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
     csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
     # Assemble from whatever has finished now (a parallel copy may have finished more), through the
     # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
+    replaced: list[tuple[list[dict], str]] = []  # committed rows a re-run with other numbers replaces (--replace-committed)
     try:
-        rows, items = collect(plans, overrides, built, committed, run=run)
+        rows, items = collect(plans, overrides, built, committed, run=run, replaced=replaced)
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     superseded, dropped = evidence.superseded_path(csv_path), []
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     if rows:
         scope = {(column, cfg.table.variant or "") for _, cfg, _ in plans
                  for column in [*column_metrics(cfg.table, cfg), *(cfg.table.evaluated_columns or {})]}
         other_rows, other_items = committed.outside(scope)  # another experiment's columns: kept as committed
         rows, items = rows + other_rows, items + other_items
         evidence.write_csv(csv_path, rows)
+        for old_rows, why in replaced:
+            reruns.record_superseded(superseded, old_rows, today, why)
         if items:
             evidence.write_items(items_path, items)
         dropped = committed.unused()
@@ -213,12 +262,12 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
     notes = footnotes(plans, rows) + sanity.notes(plans, overrides, rows)
     stale = stale_runs(plans, rows)
     if dropped:
-        evidence.record_superseded(superseded, committed.unused_rows(), datetime.datetime.now(datetime.timezone.utc).date().isoformat())
+        reruns.record_superseded(superseded, committed.unused_rows(), today)
         print(f"{len(dropped)} committed run(s) are no longer selected by the current configs (component versions, data or "
               f"config): moved to {superseded}: {', '.join(dropped)}", flush=True)
-    note = evidence.superseded_note(superseded, rows)
-    if note:
-        notes.append(note)
+    for note in (evidence.superseded_note(superseded, rows), reruns.replaced_note(superseded, rows)):
+        if note:
+            notes.append(note)
     if stale:
         notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")

@@ -10,6 +10,7 @@ import json
 from omegaconf import OmegaConf
 
 from rnnbench.compose import compose_config
+from rnnbench.campaign import reruns
 from rnnbench.results import evidence, patience, protocol
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
@@ -29,13 +30,17 @@ def _composed(experiment: str, job: protocol.Job, extra: tuple[str, ...]):
 
 
 def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
-    """The job's record if it has run: its run folder's, else its committed evidence's stand-in,
+    """The job's record if it has run: its run folder's, else its committed evidence's stand-in (also
+    where the run folder's numbers differ from the committed ones: ``reruns.keeps_committed``),
     with its ``status`` under the patience rule (``with_status``). A run whose status is "needs
     re-run" is returned too (its dev score stands for the choice until it is re-run); ``ensure``
     and ``--plan`` count it as not finished."""
     cfg = job_config(experiment, job, extra)
     folder = run_dir(cfg)
-    record = read_record(folder) or committed.record(job.encoder, folder.name)
+    record = read_record(folder)
+    if record is None or reruns.keeps_committed(record, committed, job.encoder, folder.name):
+        # no run folder here, or one whose numbers differ from its committed rows: those stand (campaign.reruns)
+        record = committed.record(job.encoder, folder.name)
     return None if record is None else with_status(record, cfg)
 
 

@@ -13,24 +13,28 @@ from pathlib import Path
 
 from hydra.errors import HydraException
 
-from rnnbench.campaign import assemble, definitions, pricing, runner
+from rnnbench.campaign import assemble, definitions, pricing, reruns, runner
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError
 from rnnbench.experiments import sweep_of
-from rnnbench.results import evidence
+from rnnbench.results import deviations, evidence
 
 RUN, PLAN, NO_RUN = "run", "plan", "no-run"
 
 
 def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until: str | None = None,
-               overrides: list[str] = (), skip_sanity: bool = False, part: str | None = None) -> int:
+               overrides: list[str] = (), skip_sanity: bool = False, part: str | None = None,
+               replace_committed: bool = False) -> int:
     """Make ``table`` (its name or short form: ``rcrn-5``; ``fhe-2-small`` names a part): ``mode``
     RUN trains what is missing of its experiments (``only`` these, else those of ``part``, else
     every one not left out: ``definitions.to_run``), PLAN
     prints the runs finished and to run with their CPU hours and stops, NO_RUN trains nothing;
     then the table is written from all its experiments. ``until`` (HH:MM): start a run only if it
-    is expected to end by then. Returns an exit status; errors are one line on stderr."""
+    is expected to end by then. ``replace_committed``: a run folder whose numbers differ from its
+    committed rows (the same identity on another processor kind) replaces them, which move to
+    ``results/<table>.superseded.csv`` with the reason; else the committed rows are kept and one
+    line says so (``reruns``). Returns an exit status; errors are one line on stderr."""
     try:
         name, named_part = definitions.resolve(table)
         if name in definitions.BENCHMARKS:
@@ -50,6 +54,7 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
         return 2
     pricing.DEADLINE.at = pricing.parse_until(until) if until else None
     runner.SANITY.skip = skip_sanity
+    reruns.POLICY.replace = replace_committed
     first = plans[0][1]
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
     out_dir = Path(first.paths.results_dir)
@@ -81,5 +86,6 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
             code = runner.run_missing(experiment, base, encoders, overrides, committed)
             if code:
                 return code
-    return assemble.write(plans, overrides, committed, built, run=mode == RUN,
-                          sanity=runner.SANITY)
+    with deviations.composed_with(overrides):  # the deviations under the table read the configs its runs were composed with
+        return assemble.write(plans, overrides, committed, built, run=mode == RUN,
+                              sanity=runner.SANITY)

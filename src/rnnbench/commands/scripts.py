@@ -25,6 +25,7 @@ when named with --only.
   rnnbench table rcrn_table5 --plan      run nothing: the runs finished and to run, with CPU hours estimated
   rnnbench table rcrn_table5             run what is missing, then write the table
   rnnbench table rcrn_table5 --no-run    only assemble the table from finished (and committed) runs
+  rnnbench table rcrn_table5 --no-run --replace-committed    run folders whose numbers differ replace their committed rows
   rnnbench table rcrn_table5 --set paths.runs_dir=/tmp/r    an extra override for every run
   rnnbench table lstm_odyssey_table1 --only lstm_odyssey_table1_large    one experiment of the table
   rnnbench table fhe_table2 --part small      only the CPU-sized rows (table.part), then the whole table
@@ -53,6 +54,9 @@ def add_parser(verbs, verb: str, summary: str) -> None:
                             help="an extra Hydra override for every run (repeatable)")
         parser.add_argument("--skip-sanity", action="store_true",
                             help="start runs of rows that fail the sanity gate (docs/sanity.md); the table says so")
+        parser.add_argument("--replace-committed", action="store_true",
+                            help="a run folder whose numbers differ from its committed rows (the same run on another "
+                                 "processor kind) replaces them; they move to results/NAME.superseded.csv (default: keep them)")
         parser.set_defaults(run=table)
     elif verb == "claims":
         parser = verbs.add_parser(verb, help=summary, description=CLAIMS_HELP, formatter_class=raw)
@@ -93,7 +97,7 @@ def table(args) -> int:
           f"{'planning' if args.plan else 'writing only' if args.no_run else 'running'} {', '.join(running)}", flush=True)
     mode = PLAN if args.plan else NO_RUN if args.no_run else RUN
     return make_table(name, only=args.only, mode=mode, until=args.until, overrides=args.overrides, skip_sanity=args.skip_sanity,
-                      part=part)
+                      part=part, replace_committed=args.replace_committed)
 
 
 def claims(args) -> int:

@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from rnnbench.errors import ConfigError
-from rnnbench.results import evidence, figures, palette, report
+from rnnbench.results import evidence, figures, floors, palette, report
 from rnnbench.results.tables import REGISTRY, model_name, paper_table
 from rnnbench.site import markdown, pages
 from rnnbench.site.options import runs_folder
@@ -150,7 +150,7 @@ def _hours(results: Path, titles: dict[str, str]) -> list[pages.TableHours]:
     out = []
     for csv_path in sorted(results.glob("*.csv")):
         name = csv_path.stem
-        if "." in name:  # <table>.parameters.csv, <table>.superseded.csv
+        if "." in name or csv_path.name == floors.FILE:  # <table>.parameters.csv, <table>.superseded.csv; the floors
             continue
         rows = evidence.read_csv(csv_path)
         superseded = evidence.read_superseded(evidence.superseded_path(csv_path))
