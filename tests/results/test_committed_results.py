@@ -32,7 +32,7 @@ COMMITTED = [t for t in tables() if (RESULTS / f"{t}.md").exists() and t not in 
 
 
 def test_every_committed_table_is_defined_by_its_experiment_configs():
-    tables_with_evidence = {p.name.split(".")[0] for p in RESULTS.glob("*.csv") if p.name != floors.FILE} - set(BENCHMARKS)
+    tables_with_evidence = {p.stem for p in RESULTS.glob("*.csv") if "." not in p.stem and p.name != floors.FILE} - set(BENCHMARKS)
     undefined = sorted(t for t in tables_with_evidence if not experiments_of(t) and not t.startswith("rcrn_table10"))
     assert not undefined, f"evidence of tables no experiment config names (table.name): {undefined}"
 
