@@ -36,6 +36,11 @@ FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 # corpus would take minutes of every CI run; their reader tests check every real file.
 FIXTURE_TASKS = {"race": "tests/data/test_race.py parses and checks all 27,933 real RACE files"}
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+# Tasks on the user's own files name no file by default: the smoke runs give them their fixture's.
+OWN_DATA = {
+    "text_classification": ["task.reader.path=own/classification.csv"],
+    "text_pair_classification": ["task.reader.path=own/pairs.jsonl"],
+}
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -140,7 +145,8 @@ def test_smoke_run(task, encoder, reads_data, tmp_path, request, monkeypatch):
     """Every task trains a few batches with every kind of encoder (``SMOKE_ENCODERS``; one test
     per pair: a failing encoder hides no other); a causal head refuses a bidirectional encoder."""
     # embedding.min_coverage=0: the fixtures' stand-in GloVe file (36 words) covers 9-25% of their vocabularies
-    overrides = [f"task={task}", f"encoder={encoder}", "trainer=smoke", f"paths.runs_dir={tmp_path}", "embedding.min_coverage=0"]
+    overrides = [f"task={task}", f"encoder={encoder}", "trainer=smoke", f"paths.runs_dir={tmp_path}", "embedding.min_coverage=0",
+                 *OWN_DATA.get(task, [])]
     if reads_data:
         monkeypatch.setenv("RNNBENCH_DATA", str(request.getfixturevalue("real_data")))  # skips if absent
     cfg = compose_config(overrides)  # paths.data_dir reads RNNBENCH_DATA
