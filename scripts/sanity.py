@@ -7,7 +7,9 @@
 
 A row is an encoder under one experiment config, checked by ``rnnbench.sanity`` (five checks:
 docs/sanity.md) and cached under <paths.runs_dir>/sanity/ by its config identity, so the
-command resumes where it stopped and checks again only what changed. Rows run one after the
+command resumes where it stopped and checks again only what changed (a verdict written in
+results/sanity.md counts as cached, and so does the previous version's where the checks' change
+cannot alter it: ``gate.committed_entry``). Rows run one after the
 other at one thread, the priority tables (LSTM baseline Table 1, MZU Table 6, RCRN Tables 1-8)
 first, rows a table leaves out of its campaign (``table.not_run``) last. The markdown is
 rewritten after every row.
@@ -67,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     kept = {t: lines for t, lines in gate.written_sections(out).items() if t not in tables or args.only}
 
     # The cached entries first: what --plan prices from, and what needs no work.
-    configs, entries, bases = [], {}, {}
+    # A verdict written in the markdown counts as cached too, and so does the previous version's where it carries over.
+    configs, entries, written, bases = [], {}, {}, {}
     for row in rows:
         if row.experiment and row.experiment not in bases:
             bases[row.experiment] = compose_config([f"experiment={row.experiment}", *extra])
@@ -75,19 +78,25 @@ def main(argv: list[str] | None = None) -> int:
         key = gate.row_key(cfg)
         configs.append((row, cfg, key))
         entries[row] = gate.read_cached(cfg, key)
+        written[row] = None if entries[row] else gate.committed_entry(cfg, key, committed)
+        if entries[row] is None and written[row] is None:  # not checked under these checks: the previous version's line
+            previous = gate.previous_line(cfg, committed)
+            if previous is not None and previous["status"] in (gate.PASS, gate.FAIL, gate.NOT_CHECKED):
+                written[row] = {"status": gate.NOT_CHECKED, "line": gate.not_checked_line(row, previous)}
     # Rows a table leaves out of its campaign (table.not_run: the paper-sized rows no run was made of) come last.
     configs.sort(key=lambda item: bool((item[1].get("table") or {}).get("not_run")))
     done = [e for e in entries.values() if e]
     if args.plan:
-        return print_plan(configs, entries, committed, done)
+        return print_plan(configs, entries, written, done)
 
     data, spent, skipped = gate.DataCache(), 0.0, []
     started = time.process_time()
     for i, (row, cfg, key) in enumerate(configs, 1):
         where = f"[{i}/{len(configs)}] {row.table} · {row.name} ({cfg.task.name})"
-        if entries[row] is not None or key[:16] in committed:
-            status = entries[row]["status"] if entries[row] else committed[key[:16]]["status"]
-            print(f"{where}: {status} (cached)", flush=True)
+        known = entries[row] or written[row]
+        if known is not None and known["status"] != gate.NOT_CHECKED:
+            carried = " (cached, carried over from the previous checks)" if known.get("carried_from") else " (cached)"
+            print(f"{where}: {known['status']}{carried}", flush=True)
             continue
         if args.no_run:
             continue
@@ -100,20 +109,20 @@ def main(argv: list[str] | None = None) -> int:
         entries[row] = entry
         print(f"{where}: {entry['status']}{' (' + '; '.join(entry['failures']) + ')' if entry['failures'] else ''}"
               f"{' ' + entry['message'] if entry['message'] else ''}; {entry['cpu_seconds']:.0f} CPU s", flush=True)
-        write(out, configs, entries, committed, skipped, args.budget_minutes, kept)
-    write(out, configs, entries, committed, skipped, args.budget_minutes, kept)
+        write(out, configs, entries, written, skipped, args.budget_minutes, kept)
+    write(out, configs, entries, written, skipped, args.budget_minutes, kept)
     print_costs(configs, entries)
     print(f"wrote {out}")
     return 0
 
 
-def write(out: Path, configs, entries: dict, committed: dict, skipped: list, budget: float | None, kept: dict) -> None:
+def write(out: Path, configs, entries: dict, written: dict, skipped: list, budget: float | None, kept: dict) -> None:
     note = ""
-    listed = [(row, entries[row] or committed.get(key[:16])) for row, _, key in configs]
+    listed = [(row, entries[row] or written[row]) for row, _, _ in configs]
     if skipped:
         note = (f"Not checked, the budget of {budget:g} CPU minutes having run out: "
                 + ", ".join(f"{r.table} · {r.name}" for r in skipped) + ".")
-    elif any(entry is None for _, entry in listed):
+    elif any(entry is None or entry["status"] == gate.NOT_CHECKED for _, entry in listed):
         note = ("Rows marked not checked have no verdict yet: `make sanity` (or `python scripts/sanity.py <table>`) "
                 "checks them, resuming where it stopped; `--plan` prices them.")
     if kept:  # a table asked for with --only: its other rows stay, after this command's
@@ -123,13 +132,12 @@ def write(out: Path, configs, entries: dict, committed: dict, skipped: list, bud
     out.write_text(gate.render(listed, note, kept))
 
 
-def print_plan(configs, entries: dict, committed: dict, done: list[dict]) -> int:
+def print_plan(configs, entries: dict, written: dict, done: list[dict]) -> int:
     by_table: dict[str, list[float | None]] = {}
     for row, cfg, key in configs:
-        entry = entries[row]
-        if entry or key[:16] in committed:
-            status = (entry or committed[key[:16]])["status"]
-            print(f"{row.table:22} {row.name:50} {status} (cached)")
+        known = entries[row] or written[row]
+        if known is not None and known["status"] != gate.NOT_CHECKED:
+            print(f"{row.table:22} {row.name:50} {known['status']} (cached{', carried over' if known.get('carried_from') else ''})")
             continue
         seconds = estimate(row, str(cfg.task.name), done)
         by_table.setdefault(row.table, []).append(seconds)

@@ -333,26 +333,60 @@ def test_scoring_with_sampled_decisions_leaves_the_buffers_and_the_random_stream
 
 
 class Shrunk(LSTMEncoder):
-    """An LSTM whose regulariser pulls every example's states together, a thousand times harder
-    than the task pulls them apart."""
+    """An LSTM whose regulariser pulls every example's states together (``weight`` times their
+    spread across examples): at 1000, a thousand times harder than the task pulls them apart; at
+    0 it returns none, as MZU does at lambda = 0."""
 
     has_regulariser = True
 
+    def __init__(self, *args, weight: float = 1000.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weight = weight
+
     def forward(self, x, mask, context=None):
         out = super().forward(x, mask, context)
-        out.aux_loss = 1000 * out.states.sum(dim=1).std(dim=0).mean()
+        if self.weight:
+            out.aux_loss = self.weight * out.states.sum(dim=1).std(dim=0).mean()
         return out
 
 
-def test_memorisation_leaves_the_encoders_regulariser_out():
-    """A regulariser trades fit for another goal by design (MZU's zone disagreement): the check
-    asks whether the model can fit, so it trains without it; the runs keep it."""
+def test_memorisation_trains_on_the_runs_loss_with_the_regulariser_and_keeps_the_number_without_it(monkeypatch):
+    """The verdict is the model as its runs train it (``TaskModel.forward`` with the regulariser, as
+    training.loop calls it): a regulariser that forbids fitting fails the check; the same steps
+    without it, from the same initial weights, memorise, and the row is flagged."""
+    monkeypatch.setattr(sanity, "MEMORISE_STEPS", 100)  # without the regulariser: 98% at step 25; with it: 39% at 100
     model = _model(Shrunk(EMB, hidden_size=8, bidirectional=True))
     check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg())
-    assert check.passed and check.detail["regulariser_left_out"]
+    assert not check.passed and check.value < sanity.MEMORISE_TARGET
+    assert check.detail["steps"] == sanity.MEMORISE_STEPS and check.detail["regulariser"] == "in the loss"
+    without = check.detail["without_regulariser"]
+    assert without["passed"] and without["accuracy"] >= sanity.MEMORISE_TARGET and without["steps"] < sanity.MEMORISE_STEPS
+    assert check.detail["regulariser_prevents_fitting"]
+    assert sanity.PREVENTS_FITTING in check.failure() and without["shown"] in check.shown
+    # the curve's losses are the training loss's, the regulariser included
     out, with_it = model(BATCH)
-    _, without = model(BATCH, regularisers=False)
-    assert float((with_it - without).detach()) == pytest.approx(float(out.encoder_output.aux_loss.detach()))
+    _, task_only = model(BATCH, regularisers=False)
+    assert float((with_it - task_only).detach()) == pytest.approx(float(out.encoder_output.aux_loss.detach()))
+
+
+def test_a_regulariser_the_model_fits_under_is_not_flagged():
+    model = _model(Shrunk(EMB, hidden_size=8, bidirectional=True, weight=1e-3))
+    check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg())
+    assert check.passed and check.detail["without_regulariser"]["passed"]
+    assert not check.detail["regulariser_prevents_fitting"] and "without the regulariser" in check.shown
+
+
+@pytest.mark.parametrize("encoder, regulariser", [
+    (lambda: LSTMEncoder(EMB, hidden_size=8, bidirectional=True), "none"),  # no regulariser
+    (lambda: Shrunk(EMB, hidden_size=8, bidirectional=True, weight=0.0), "weighs nothing in this row"),  # lambda = 0
+])
+def test_memorisation_runs_once_where_no_regulariser_weighs_in(monkeypatch, encoder, regulariser):
+    runs, memorise = [], sanity._memorise
+    monkeypatch.setattr(sanity, "_memorise", lambda *a, **k: runs.append(k["regularisers"]) or memorise(*a, **k))
+    model = _model(encoder())
+    check = sanity.memorisation(model, BATCH, probe_for(model.head), _cfg())
+    assert runs == [True] and check.passed
+    assert check.detail["regulariser"] == regulariser and "without_regulariser" not in check.detail
 
 
 def test_memorisation_stops_once_the_target_is_reached():
@@ -387,7 +421,7 @@ def test_length_chunks_partition_the_subset_and_their_weighted_gradients_are_the
     def gradients(parts):
         model.zero_grad(set_to_none=True)
         for part, share in parts:
-            (model(part, regularisers=False)[1] * share).backward()
+            (model(part)[1] * share).backward()
         return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
     model.train()  # no dropout in this model: train mode is deterministic

@@ -152,52 +152,119 @@ def test_the_script_checks_a_row_caches_it_and_reports_absent_data(gate_on, tmp_
     assert "| `lstm1` | picking |" in md  # the table not asked for keeps its rows
 
 
-def _v3_entry(token: float, padding: float = 0.0, memorised: bool = True, status: str | None = None) -> dict:
+def _v4_entry(memorised: bool = True, status: str | None = None) -> dict:
     checks = [sanity.Check("gradients", 0.0, True, "all 10 tensors", {"excused": {}}),
-              sanity.Check("input", token, token >= 1e-5 and padding <= sanity.PADDING_CHANGE_MAX, f"token {token:.2g}",
-                           {"token_change_median": token, "padding_change_max": padding}),
-              sanity.Check("memorisation", 0.97 if memorised else 0.5, memorised, "...", {"steps": 125 if memorised else 300})]
+              sanity.Check("memorisation", 0.97 if memorised else 0.5, memorised, "97% at step 125" if memorised else "50% after 300 steps",
+                           {"steps": 125 if memorised else 300, "regulariser_left_out": False})]
     verdict = sanity.Verdict(checks, 1e-3, "adam", 64, "examples")
     return {"key": "old", "status": status or (gate.PASS if verdict.passed else gate.FAIL), "verdict": verdict.to_dict(),
             "failures": verdict.failures()}
 
 
-@pytest.mark.parametrize("entry, status", [
-    (_v3_entry(3e-4), gate.PASS),  # a pass at version 3's larger threshold is a pass
-    (_v3_entry(9.4e-6), gate.PASS),  # judged again: one state of 400 under an attention moves it by 1e-5
-    (_v3_entry(5e-7), gate.FAIL),  # below the new threshold too
-    (_v3_entry(3e-4, padding=1e-3), gate.FAIL),  # the padding limit is unchanged
-    (_v3_entry(9.4e-6, memorised=False), gate.FAIL),  # another check's failure stays
-])
-def test_a_previous_version_verdict_is_judged_again_under_the_new_token_threshold(entry, status):
-    carried = sanity.carried_over(entry)
-    assert carried["status"] == status
-    assert carried["failures"] == sanity.Verdict.from_dict(carried["verdict"]).failures()
-    assert (not carried["failures"]) == (status == gate.PASS)
+@pytest.mark.parametrize("memorised", [True, False])
+def test_a_previous_version_verdict_carries_over_unchanged_only_without_a_regulariser(memorised):
+    entry = _v4_entry(memorised)
+    carried = sanity.carried_over(entry, regulariser=False)
+    assert carried["status"] == entry["status"] and carried["failures"] == entry["failures"]
+    assert sanity.Verdict.from_dict(carried["verdict"]).passed == memorised
+    assert carried["verdict"]["checks"][-1]["detail"]["regulariser"] == "none"
+    assert sanity.carried_over(entry, regulariser=True) is None  # memorisation changed: checked again
 
 
 def test_an_entry_without_a_verdict_does_not_carry_over():
-    assert sanity.carried_over({"key": "old", "status": gate.DATA_MISSING, "verdict": None}) is None
+    assert sanity.carried_over({"key": "old", "status": gate.DATA_MISSING, "verdict": None}, regulariser=False) is None
 
 
-def test_a_carried_verdict_is_stored_under_the_new_key_naming_the_old(gate_on, monkeypatch):
-    cfg = gate.row_config(gate.Row("", "synthetic_span_copy", "bilstm"), [*gate_on, *SMALL])
+# (encoder, overrides, whether its training loss has a regulariser): MZU's lambda and FHE's penalty at 0 or
+# in the REINFORCE reward (part of the policy loss the check always trained on) leave none.
+REGULARISED = [("bilstm", [], False), ("fhe", [], True), ("fhe", ["encoder.sparsity_weight=0"], False),
+               ("fhe", ["encoder.sparsity_penalty=reward"], False), ("mzu_gcn", [], True),
+               ("mzu_gcn", ["encoder.disagreement_weight=0"], False)]
+
+
+@pytest.mark.parametrize("encoder, overrides, regularised", REGULARISED)
+def test_a_cached_previous_verdict_is_kept_for_a_row_without_a_regulariser_and_dropped_for_one_with(
+        gate_on, encoder, overrides, regularised):
+    cfg = gate.row_config(gate.Row(gate.DEFAULT_TABLE, None, encoder), [*gate_on, "encoder.hidden_size=8", *overrides])
+    assert sanity.regulariser_in_use(cfg) == regularised
     key, old_key = gate.row_key(cfg), gate.row_key(cfg, sanity.PREVIOUS)
     assert key != old_key and gate.read_cached(cfg, key) is None
     gate.cache_file(cfg, old_key).parent.mkdir(parents=True)
     gate.cache_file(cfg, old_key).write_text(json.dumps({"key": old_key, "status": gate.DATA_MISSING, "verdict": None}))
     assert gate.read_cached(cfg, key) is None
-    gate.cache_file(cfg, old_key).write_text(json.dumps({**_v3_entry(9.4e-6), "key": old_key}))
+    gate.cache_file(cfg, old_key).write_text(json.dumps({**_v4_entry(), "key": old_key}))
     entry = gate.read_cached(cfg, key)
-    assert entry["status"] == gate.PASS and entry["key"] == key and entry["carried_from"] == old_key
-    assert json.loads(gate.cache_file(cfg, key).read_text()) == entry
+    if regularised:
+        assert entry is None and not gate.cache_file(cfg, key).exists()
+    else:
+        assert entry["status"] == gate.PASS and entry["key"] == key and entry["carried_from"] == old_key
+        assert json.loads(gate.cache_file(cfg, key).read_text()) == entry
 
 
-def test_the_previous_versions_constants_differ_from_the_current_ones_only_in_the_token_threshold():
-    """Else version 3's cache keys would not be found, and its verdicts not judged again."""
+def test_a_committed_previous_verdict_is_kept_without_the_cache_only_for_a_row_without_a_regulariser(gate_on, monkeypatch, tmp_path):
+    """A fresh clone has no cache: the committed results/sanity.md's version-4 lines decide the rows
+    whose memorisation the change leaves as it was; the others are checked again."""
+    overrides = [*gate_on, *SMALL]
+    rows = {enc: gate.Row("synthetic_span_copy", "synthetic_span_copy", enc) for enc in ("bilstm", "fhe")}
+    cfgs = {enc: gate.row_config(row, overrides) for enc, row in rows.items()}
+    old = {enc: gate.row_key(cfg, sanity.PREVIOUS) for enc, cfg in cfgs.items()}
+    (tmp_path / "results").mkdir()
+    path = tmp_path / "results" / gate.MARKDOWN
+    path.write_text(gate.render([(rows[enc], _entry(rows[enc], gate.FAIL, _failing_verdict(), old[enc])) for enc in rows]))
+    committed = gate.committed_lines(path)
+    kept = gate.committed_entry(cfgs["bilstm"], gate.row_key(cfgs["bilstm"]), committed)
+    assert kept["status"] == gate.FAIL and kept["carried_from"] == old["bilstm"][:16]
+    assert kept["line"].endswith(f"`{gate.row_key(cfgs['bilstm'])[:16]}` |") and old["bilstm"][:16] not in kept["line"]
+    assert gate.committed_entry(cfgs["fhe"], gate.row_key(cfgs["fhe"]), committed) is None
+    checked = []
+    monkeypatch.setattr(sanity, "check_model", lambda cfg, *a, **k: checked.append(cfg.encoder.name) or _passing_verdict())
+    assert not gate.Gate().allows("synthetic_span_copy", "bilstm", overrides) and checked == []
+    assert gate.Gate().allows("synthetic_span_copy", "fhe", overrides) and checked == ["fhe"]
+    # a row not checked again shows its previous memorisation and key, from which no verdict is read
+    line = gate.not_checked_line(rows["fhe"], gate.previous_line(cfgs["fhe"], committed))
+    assert gate.NOT_CHECKED_AGAIN in line and "30% after 300 steps" in line and line.endswith(f"`{old['fhe'][:16]}` |")
+    path.write_text(gate.render([(rows["fhe"], {"line": line})]))
+    again = gate.committed_lines(path)
+    assert again[old["fhe"][:16]]["status"] == gate.NOT_CHECKED
+    assert gate.not_checked_line(rows["fhe"], gate.previous_line(cfgs["fhe"], again)) == line
+    assert gate.NOT_CHECKED_AGAIN in path.read_text().split("## ")[0]  # the header says what such a row shows
+
+
+def _passing_verdict() -> sanity.Verdict:
+    return sanity.Verdict([sanity.Check("memorisation", 1.0, True, "100% at step 25")], 1e-3, "adam", 64, "examples")
+
+
+def _regulariser_verdict(*_, **__) -> sanity.Verdict:
+    shown = f"50% after 300 steps, without the regulariser 98% at step 100: {sanity.PREVENTS_FITTING}"
+    detail = {"regulariser": "in the loss", "regulariser_prevents_fitting": True,
+              "without_regulariser": {"accuracy": 0.98, "passed": True, "steps": 100, "shown": "98% at step 100"}}
+    return sanity.Verdict([sanity.Check("memorisation", 0.5, False, shown, detail)], 1e-3, "adam", 64, "examples")
+
+
+def test_a_row_that_memorises_only_without_its_regulariser_is_flagged_and_refused(gate_on, monkeypatch, capsys, tmp_path):
+    row = gate.Row("synthetic_span_copy", "synthetic_span_copy", "fhe")
+    md = gate.render([(row, _entry(row, gate.FAIL, _regulariser_verdict()))])
+    header, table = md.split("## ", 1)
+    assert f"{gate.REGULARISER_MARK} marks a row that memorises only without its encoder's regulariser" in header
+    assert f"({1} fail {gate.REGULARISER_MARK})" in header
+    (line,) = [line for line in table.splitlines() if "`fhe`" in line]
+    assert gate.REGULARISER_MARK in line and "| **fail** |" in line
+    path = tmp_path / gate.MARKDOWN
+    path.write_text(md)
+    (read,) = gate.committed_lines(path).values()
+    assert read["status"] == gate.FAIL and sanity.PREVENTS_FITTING in "; ".join(read["failures"])
+    monkeypatch.setattr(sanity, "check_model", _regulariser_verdict)
+    assert not gate.Gate().allows("synthetic_span_copy", "fhe", [*gate_on, *SMALL])
+    out = capsys.readouterr().out
+    assert f"fails the sanity gate (memorisation: 50% after 300 steps, without the regulariser 98% at step 100: " \
+           f"{sanity.PREVENTS_FITTING}): it memorises without its regulariser, not with it" in out
+
+
+def test_the_previous_versions_constants_differ_from_the_current_ones_only_in_the_version():
+    """Else version 4's cache keys (and the committed markdown's) would not be found, and its verdicts not carried over."""
     current = sanity.thresholds()
     assert current.keys() == sanity.PREVIOUS.keys()
-    assert {k for k in current if current[k] != sanity.PREVIOUS[k]} == {"version", "token_change_min"}
+    assert {k for k in current if current[k] != sanity.PREVIOUS[k]} == {"version"}
 
 
 def test_the_replay_script_logs_each_memorisation_step_and_writes_no_verdict(gate_on, tmp_path, capsys):

@@ -35,9 +35,13 @@ what it is:
    by about lr per step, so a budget of steps is a budget of distance only at a fixed rate.
    An encoder that samples decisions in training (FHE's gates) is scored with its decisions
    sampled as in training; the accuracy under its eval-mode rule is in the detail. The loss
-   is the training loss without the encoder's regulariser (``aux_loss``: MZU's zone
-   disagreement, FHE's differentiable sparsity penalty), which trades fit for another goal
-   by design: the check asks whether the model can fit, the runs measure the method.
+   is the one the runs minimise (``TaskModel.forward``, as ``training.loop`` calls it): the
+   task loss plus the encoder's regulariser (``aux_loss``: MZU's zone disagreement weighted
+   by lambda, FHE's differentiable sparsity penalty) plus, in training, its policy loss. Where
+   the regulariser weighs in (``has_regulariser`` and an ``aux_loss`` returned), the check
+   runs again from the same initial weights without it, and keeps that number in the detail:
+   a row that memorises only without it is flagged (``PREVENTS_FITTING``) and fails, since its
+   runs train with it. Elsewhere the two are one computation and run once.
    Where one padded batch would be mostly padding (long reviews of very different lengths)
    and the head's loss is a mean over examples, each step sums the weighted gradients of
    length-sorted chunks (``length_chunks``): the full batch's gradient, up to float rounding
@@ -49,6 +53,7 @@ cache of verdicts and the gate in front of a sweep are ``rnnbench.results.sanity
 """
 from __future__ import annotations
 
+import copy
 import math
 import statistics
 import time
@@ -71,7 +76,9 @@ from rnnbench.training.model import TaskModel, build_model
 #    another word (a repeated word cannot move an attention).
 # 4: one changed token must move the output by 1e-6 (was 1e-5): an attention over a causal encoder's
 #    400 states gives the changed last state a share of about 1/400 (FHE Table 2's LSTM2: 9.4e-6).
-VERSION = 4
+# 5: memorisation on the loss the runs train on, the encoder's regulariser included (the number
+#    without it kept in the detail); rows whose regulariser does not weigh in carry over (``carried_over``).
+VERSION = 5
 
 EXAMPLES = 64
 PRIOR_TOLERANCE = 0.25  # |loss - prior| <= 25% of the prior, or PRIOR_FLOOR where that is larger
@@ -108,29 +115,63 @@ def thresholds() -> dict:
             "memorise_max_steps": MEMORISE_MAX_STEPS}
 
 
-# Version 3's constants: the cache keys its verdicts were stored under (``carried_over``).
-PREVIOUS = {"version": 3, "examples": 64, "prior_tolerance": 0.25, "prior_floor": 0.1, "token_change_min": 1e-5,
+# Version 4's constants: the cache keys its verdicts were stored under (``carried_over``).
+PREVIOUS = {"version": 4, "examples": 64, "prior_tolerance": 0.25, "prior_floor": 0.1, "token_change_min": 1e-6,
             "padding_extra": 4, "padding_change_max": 1e-5, "draws": 4, "train_eval_factor": 1.5,
             "memorise_steps": 300, "memorise_every": 25, "memorise_target": 0.95,
             "memorise_reference_lr": 1e-3, "memorise_max_steps": 3000}
 
+# What a failed memorisation says when the model memorises without its regulariser: the loss its runs
+# train on keeps it from fitting the subset (results/sanity.md flags the row, the gate refuses it).
+PREVENTS_FITTING = "the regulariser prevents fitting"
+# The input width of the encoder built to ask whether its regulariser weighs in (``regulariser_in_use``).
+PROBE_INPUT = 8
 
-def carried_over(entry: dict) -> dict | None:
-    """A version-3 verdict (a cached entry) as version 4 gives it, without checking again, or None
-    where there is none. Version 4 only lowered the input check's token threshold, which it
-    applies to the stored median change (the padding limit is unchanged): the same computation,
-    judged again."""
+
+def regulariser_in_use(cfg: DictConfig) -> bool:
+    """Whether the row's training loss includes its encoder's regulariser: the encoder class has one
+    (``has_regulariser``) and, built from ``cfg.encoder``, returns an ``aux_loss`` from a train-mode
+    call. A weight of 0 (MZU's lambda = 0 rows), FHE's penalty in the REINFORCE reward (the
+    paper's form: part of the policy loss, which the check always included) or held back until
+    a dev score (Table 3's schedule) return none. An encoder that cannot be asked counts as
+    using it (its verdict is checked again rather than carried over)."""
+    from hydra.utils import get_class
+
+    from rnnbench.encoders.build import build_encoder
+
+    try:
+        if not getattr(get_class(str(cfg.encoder._target_)), "has_regulariser", False):
+            return False
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            encoder = build_encoder(cfg.encoder, PROBE_INPUT)
+            encoder.train()
+            size = int(getattr(encoder, "context_size", 0) or 0)
+            with torch.no_grad():
+                out = encoder(torch.randn(2, 3, PROBE_INPUT), torch.ones(2, 3, dtype=torch.bool),
+                              torch.randn(2, size) if size else None)
+        return out.aux_loss is not None
+    except Exception:  # noqa: BLE001 - unknown: check the row again
+        return True
+
+
+def carried_over(entry: dict, regulariser: bool) -> dict | None:
+    """A version-4 verdict (a cached entry) as version 5 gives it, without checking again, or None
+    where there is none. Version 5 adds the encoder's regulariser to the memorisation loss:
+    where the row's training loss has none (``regulariser``: ``regulariser_in_use`` of the row,
+    False for an encoder without one or at a weight of 0) the check is the same computation and
+    the verdict carries over unchanged; a row whose regulariser weighs in is checked again."""
     verdict = entry.get("verdict")
-    if entry.get("status") not in ("pass", "fail") or not verdict:
+    if entry.get("status") not in ("pass", "fail") or not verdict or regulariser:
         return None
     checks = [dict(c) for c in verdict["checks"]]
     for check in checks:
-        if check["name"] == "input" and check["value"] is not None:
-            detail = check.get("detail") or {}
-            check["passed"] = (check["value"] >= TOKEN_CHANGE_MIN
-                               and detail.get("padding_change_max", math.inf) <= PADDING_CHANGE_MAX)
-    judged = Verdict.from_dict({**verdict, "checks": checks})
-    return {**entry, "status": "pass" if judged.passed else "fail", "verdict": judged.to_dict(), "failures": judged.failures()}
+        if check["name"] == "memorisation":
+            detail = dict(check.get("detail") or {})
+            has_one = detail.pop("regulariser_left_out", False)
+            detail["regulariser"] = "weighs nothing in this row" if has_one else "none"
+            check["detail"] = detail
+    return {**entry, "verdict": {**verdict, "checks": checks}}
 
 
 def memorise_budget(lr: float) -> int:
@@ -484,14 +525,42 @@ def _sampled_output(model: TaskModel, batch: dict, seed: int):
 def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say=lambda _: None,
                  sampled_decisions: bool = False, chunks: list[tuple[dict, float]] | None = None,
                  on_step=None, budget: int | None = None) -> Check:
-    """Up to ``memorise_budget(lr)`` full-batch training steps, scored every ``MEMORISE_EVERY``.
+    """Up to ``memorise_budget(lr)`` full-batch training steps on the loss the runs train on (the
+    task loss, the encoder's regulariser, its policy loss), scored every ``MEMORISE_EVERY``: the
+    verdict. Where the regulariser weighs in (the encoder has one and returns an ``aux_loss``),
+    the same steps again from the same initial weights without it: the detail's
+    ``without_regulariser``, and a row that memorises only then is flagged
+    (``regulariser_prevents_fitting``, ``PREVENTS_FITTING`` in what it shows) and fails.
     ``chunks`` (``length_chunks``): the batch in weighted parts whose gradients are summed.
-    ``on_step(step, loss, model)``: called after each backward, before clipping and the update
-    (the gradients as computed); it must not change the model. ``budget``: another step budget
-    (a replay of the check: scripts/replay_memorisation.py).
+    ``on_step(step, loss, model)``: called after each backward of the verdict's steps, before
+    clipping and the update (the gradients as computed); it must not change the model.
+    ``budget``: another step budget (a replay of the check: scripts/replay_memorisation.py).
     ``sampled_decisions``: the encoder samples decisions in training (FHE's gates), so a score
     reads them sampled as in training (the check asks whether the model learns); the score
     under the eval-mode rule is kept beside it (the fourth number of each curve point)."""
+    has_one = model.encoder.has_regulariser
+    start = copy.deepcopy(model.state_dict()) if has_one else None  # weights and buffers (FHE's baseline)
+    run = dict(probe=probe, cfg=cfg, say=say, sampled_decisions=sampled_decisions, chunks=chunks, budget=budget)
+    check, weighed = _memorise(model, batch, regularisers=True, on_step=on_step, **run)
+    if not weighed:
+        check.detail["regulariser"] = "weighs nothing in this row" if has_one else "none"
+        return check
+    model.load_state_dict(start)
+    say("  memorisation without the encoder's regulariser, from the same initial weights (kept beside)")
+    without, _ = _memorise(model, batch, regularisers=False, label="without the regulariser: ", **run)
+    prevents = not check.passed and without.passed
+    shown = f"{check.shown}, without the regulariser {without.shown}" + (f": {PREVENTS_FITTING}" if prevents else "")
+    detail = {**check.detail, "regulariser": "in the loss", "regulariser_prevents_fitting": prevents,
+              "without_regulariser": {"accuracy": without.value, "passed": without.passed, "shown": without.shown,
+                                      **{k: without.detail[k] for k in ("steps", "curve", "budget") if k in without.detail}}}
+    return Check("memorisation", check.value, check.passed, shown, detail)
+
+
+def _memorise(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say, sampled_decisions: bool,
+              chunks: list[tuple[dict, float]] | None, budget: int | None, regularisers: bool,
+              on_step=None, label: str = "") -> tuple[Check, bool]:
+    """One memorisation run (``memorisation``), with or without the encoder's regulariser in the
+    loss; also whether an ``aux_loss`` was returned (the regulariser weighed in)."""
     from rnnbench.training.loop import build_optimizer
 
     t = cfg.trainer
@@ -505,16 +574,17 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
         return sum(h for h, _ in counts), sum(n for _, n in counts)
 
     torch.manual_seed(cfg.seed)
-    accuracy, steps, curve = 0.0, 0, []
+    accuracy, steps, curve, weighed = 0.0, 0, [], False
     for step in range(1, budget + 1):
         model.train()
         optimizer.zero_grad(set_to_none=True)
         loss_value = 0.0
         for part, share in parts:
-            _, loss = model(part, regularisers=False)
+            out, loss = model(part, regularisers=regularisers)  # the training loop's call (its default: with them)
+            weighed = weighed or out.encoder_output.aux_loss is not None
             if not torch.isfinite(loss):
                 return Check("memorisation", accuracy, False, f"the loss is {float(loss)} at step {step} (lr {t.lr:g})",
-                             {"steps": step, "curve": curve, "budget": budget})
+                             {"steps": step, "curve": curve, "budget": budget}), weighed
             (loss * share).backward()
             loss_value += float(loss.detach()) * share
         if on_step is not None:
@@ -531,7 +601,7 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
             accuracy, steps = point[1], step
             curve.append(point)
             said = f" ({point[3]:.0%} with eval-mode decisions)" if sampled_decisions else ""
-            say(f"  memorisation step {step}: {accuracy:.0%} of {total} {probe.unit}{said} (loss {point[2]:.3g})")
+            say(f"  memorisation {label}step {step}: {accuracy:.0%} of {total} {probe.unit}{said} (loss {point[2]:.3g})")
             if accuracy >= MEMORISE_TARGET:
                 break
     ok = accuracy >= MEMORISE_TARGET
@@ -540,8 +610,7 @@ def memorisation(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, s
         shown += f" (decisions sampled; {curve[-1][3]:.0%} with eval-mode ones)" if curve else " (decisions sampled)"
     return Check("memorisation", accuracy, ok, shown, {"steps": steps, "curve": curve, "budget": budget,
                                                        "chunks": len(parts),
-                                                       "decisions_sampled": sampled_decisions,
-                                                       "regulariser_left_out": model.encoder.has_regulariser})
+                                                       "decisions_sampled": sampled_decisions}), weighed
 
 
 def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None, on_step=None, budget: int | None = None) -> Verdict:

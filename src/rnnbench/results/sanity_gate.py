@@ -10,7 +10,9 @@ keyed by the row's run identity (config, component versions, data fingerprint:
 ``results.identity``) and the checks' thresholds, so a fixed encoder (a bumped version),
 other data or other thresholds give a new key and a fresh check. results/sanity.md lists
 each row with its key: a verdict there counts as cached too (a fresh clone checks nothing
-it has committed).
+it has committed), and a line of the checks' previous version carries over to the new key
+where a cached entry would (``committed_entry``, ``sanity.carried_over``: rows whose training
+loss has no regulariser), so the committed file alone gives those rows their verdicts.
 
 ``Gate.allows`` is what a sweep asks before it trains a run of a row: it returns False,
 saying once which check failed with its value, for a row whose verdict is a failure.
@@ -45,7 +47,7 @@ MARKDOWN = "sanity.md"
 # Checked first when a budget cannot cover every row: the tables whose verdicts the known defects touched.
 # RCRN Table 1 comes last of them: its 16 domains repeat one model (three encoders on Amazon reviews).
 PRIORITY = ("lstm_odyssey_table1", "mzu_table6", *(f"rcrn_table{i}" for i in (4, 2, 3, 5, 6, 7, 8, 1)))
-PASS, FAIL, DATA_MISSING, ERROR = "pass", "fail", "data missing", "error"
+PASS, FAIL, DATA_MISSING, ERROR, NOT_CHECKED = "pass", "fail", "data missing", "error", "not checked"
 
 
 @dataclass(frozen=True)
@@ -112,15 +114,15 @@ def _read_entry(cfg: DictConfig, key: str) -> dict | None:
 
 
 def read_cached(cfg: DictConfig, key: str) -> dict | None:
-    """The row's cached entry under ``key``; else its entry from the checks' previous version,
-    judged as the current checks judge it (``sanity.carried_over``), stored under ``key`` with
-    ``carried_from`` naming the old key."""
+    """The row's cached entry under ``key``; else its entry from the checks' previous version where
+    the current checks would give the same (``sanity.carried_over``: the row's training loss has
+    no regulariser), stored under ``key`` with ``carried_from`` naming the old key."""
     entry = _read_entry(cfg, key)
     if entry is not None:
         return entry
     old_key = row_key(cfg, sanity.PREVIOUS)
     old = _read_entry(cfg, old_key)
-    carried = sanity.carried_over(old) if old is not None else None
+    carried = sanity.carried_over(old, sanity.regulariser_in_use(cfg)) if old is not None else None
     if carried is None:
         return None
     entry = {**carried, "key": key, "carried_from": old_key}
@@ -164,6 +166,38 @@ def written_sections(path: str | Path) -> dict[str, list[str]]:
 def committed_verdicts(results_dir: str | Path) -> dict[str, dict]:
     """The verdicts of the committed results/sanity.md, by key prefix."""
     return committed_lines(Path(results_dir) / MARKDOWN)
+
+
+def _with_key(line: str, key: str) -> str:
+    """A written row line with its key cell replaced by ``key``'s prefix."""
+    return re.sub(r"`[0-9a-f]{16}`(\s*\|\s*)$", lambda m: f"`{key[:16]}`{m.group(1)}", line)
+
+
+def committed_entry(cfg: DictConfig, key: str, committed: dict[str, dict]) -> dict | None:
+    """The row's line in a written results/sanity.md (``committed``: ``committed_lines``): under
+    ``key``, else the previous version's line where its verdict carries over as it is (the
+    row's training loss has no regulariser: ``sanity.carried_over``), its key cell replaced by
+    ``key``'s and ``carried_from`` naming the old prefix. A fresh clone, without the cache,
+    so keeps the committed verdicts that the checks' change cannot alter."""
+    if key[:16] in committed:
+        return committed[key[:16]]
+    old = row_key(cfg, sanity.PREVIOUS)[:16]
+    line = committed.get(old)
+    if line is None or line["status"] not in (PASS, FAIL) or sanity.regulariser_in_use(cfg):
+        return None
+    return {**line, "line": _with_key(line["line"], key), "carried_from": old}
+
+
+def previous_line(cfg: DictConfig, committed: dict[str, dict]) -> dict | None:
+    """The row's line of the checks' previous version in a written results/sanity.md (a verdict
+    found without the regulariser, or a line already marked not checked again), where the
+    current version has none: what a row not checked again shows beside "not checked"."""
+    return committed.get(row_key(cfg, sanity.PREVIOUS)[:16])
+
+
+def known_entry(cfg: DictConfig, key: str) -> dict | None:
+    """The row's verdict on record: cached (``read_cached``), else committed (``committed_entry``)."""
+    return read_cached(cfg, key) or committed_entry(cfg, key, committed_verdicts(cfg.paths.results_dir))
 
 
 def data_identity(cfg: DictConfig) -> str:
@@ -246,13 +280,16 @@ class Gate:
             row = Row("", experiment, encoder)
             cfg = row_config(row, extra)
             key = row_key(cfg)
-            entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
+            entry = known_entry(cfg, key)
             if entry is None:
                 self.say(f"sanity check of {experiment}: {encoder} (before its first run; cached for the next)")
                 entry = evaluate(row, cfg, key, say=self.say)
             allowed = entry["status"] != FAIL
             if not allowed:
-                self.say(f"refused: {experiment}: {encoder} fails the sanity gate ({'; '.join(entry['failures'])}); "
+                failures = "; ".join(entry["failures"])
+                why = (": it memorises without its regulariser, not with it, and its runs train with it"
+                       if sanity.PREVENTS_FITTING in failures else "")
+                self.say(f"refused: {experiment}: {encoder} fails the sanity gate ({failures}){why}; "
                          f"no run of it starts (docs/sanity.md; --skip-sanity runs it anyway, and the table says so)")
             self.decided[memo] = allowed
         return self.decided[memo]
@@ -261,8 +298,7 @@ class Gate:
         """The failed checks of the row's cached or committed verdict ([] when it passes or is not
         checked yet; nothing is checked here)."""
         cfg = row_config(Row("", experiment, encoder), extra, base)
-        key = row_key(cfg)
-        entry = read_cached(cfg, key) or committed_verdicts(cfg.paths.results_dir).get(key[:16])
+        entry = known_entry(cfg, row_key(cfg))
         return list(entry["failures"]) if entry and entry["status"] == FAIL else []
 
     def notes(self, plans, extra: list[str], rows: list[dict] | None = None) -> list[str]:
@@ -303,8 +339,28 @@ CHECK_TITLES = {"initial_loss": "initial loss (prior)", "gradients": "gradients"
                 "train_eval": "train/eval norm", "memorisation": "memorised"}
 
 
+# Marks a row that memorises only without its encoder's regulariser (results/sanity.md's memorised cell).
+REGULARISER_MARK = "⚠ regulariser"
+NOT_CHECKED_AGAIN = "not checked with its regulariser"  # the memorised cell of a row whose regulariser weighs in, not checked again
+
+
 def _cell(check: dict) -> str:
-    return check["shown"] if check["passed"] else f"**{check['shown']}** ✗"
+    cell = check["shown"] if check["passed"] else f"**{check['shown']}** ✗"
+    return f"{cell} {REGULARISER_MARK}" if (check.get("detail") or {}).get("regulariser_prevents_fitting") else cell
+
+
+def not_checked_line(row: Row, previous: dict) -> str:
+    """The line of a row not checked under the current checks whose previous version's line is
+    ``previous`` (``previous_line``): "not checked", its four checks at initialisation as they
+    were (the change does not touch them), the memorisation found without the regulariser
+    beside, and the previous key (which no current key equals: the gate reads no verdict from it)."""
+    if previous["status"] == NOT_CHECKED:
+        return previous["line"]
+    cells = _cells(previous["line"])
+    version = sanity.PREVIOUS["version"]
+    memorised = f"{NOT_CHECKED_AGAIN}; without it (version {version}): {cells[-5]}"
+    failed = "-" if previous["status"] == PASS else f"version {version}, without the regulariser: {cells[-2]}"
+    return "| " + " | ".join([*cells[:-5], memorised, "", NOT_CHECKED, failed, cells[-1]]) + " |"
 
 
 def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept: dict[str, list[str]] | None = None) -> str:
@@ -320,11 +376,12 @@ def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept:
     for table, lines in (kept or {}).items():
         sections.setdefault(table, []).extend(lines)
     counts: dict[str, int] = {}
-    cpu = 0.0
+    cpu, flagged = 0.0, 0
     for line in (line for lines in sections.values() for line in lines):
         cells = _cells(line)
         status = cells[-3].strip("*")
         counts[status] = counts.get(status, 0) + 1
+        flagged += REGULARISER_MARK in line
         cpu += float(cells[-4]) if re.fullmatch(r"[0-9.]+", cells[-4]) else 0.0
     t = sanity.thresholds()
     lines = [
@@ -344,12 +401,24 @@ def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept:
         f"within {1 / t['train_eval_factor']:.2f}-{t['train_eval_factor']:g}x;",
         f"- memorised: >= {t['memorise_target']:.0%} training accuracy on the subset within {t['memorise_steps']} full-batch "
         f"steps of the row's optimizer at its rate, at {t['memorise_reference_lr']:g} or above; below it the budget grows as "
-        f"1/lr, up to {t['memorise_max_steps']} steps (scored every {t['memorise_every']} steps), on the training loss without "
-        "the encoder's regulariser (MZU's zone disagreement, FHE's sparsity penalty). Gates sampled in training (FHE) are "
-        "scored sampled; the accuracy with eval-mode gates is shown beside.",
+        f"1/lr, up to {t['memorise_max_steps']} steps (scored every {t['memorise_every']} steps), on the loss the row's runs "
+        "train on, the encoder's regulariser included (MZU's zone disagreement weighted by lambda, FHE's differentiable "
+        "sparsity penalty). Where the regulariser weighs in, the same steps without it, from the same initial weights, are "
+        "shown after the verdict's (\"without the regulariser\"); rows without one, or whose weight is 0, train on one loss "
+        "and show one number. Gates sampled in training (FHE) are scored sampled; the accuracy with eval-mode gates is shown "
+        "beside.",
         "",
-        "Rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {cpu / 60:.0f} CPU minutes of checks (one thread).",
+        f"{REGULARISER_MARK} marks a row that memorises only without its encoder's regulariser: {sanity.PREVENTS_FITTING}, "
+        "so the row fails and the gate starts none of its runs, which would train with it.",
+        "",
+        "Rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        + (f" ({flagged} fail {REGULARISER_MARK})" if flagged else "")
+        + f"; {cpu / 60:.0f} CPU minutes of checks (one thread).",
     ]
+    if any(NOT_CHECKED_AGAIN in line for lines in sections.values() for line in lines):
+        lines += ["", f"A row {NOT_CHECKED_AGAIN} shows the memorisation that version {sanity.PREVIOUS['version']} of the "
+                  "checks found without it, and that version's key; no verdict is read from it: the gate checks the row "
+                  "before its first run."]
     if skipped_note:
         lines += ["", skipped_note]
     header = ["experiment", "encoder", "task", "lr", *CHECK_TITLES.values(), "CPU s", "verdict", "failed", "key"]
