@@ -24,5 +24,5 @@ def test_an_absent_data_folder_is_said_before_tables_read_data_missing(tmp_path,
     err = capsys.readouterr().err
     assert f"data folder {tmp_path / 'nowhere'} not found" in err and "RNNBENCH_DATA" in err
     ledger = (tmp_path / "claims.md").read_text()
-    counts = re.search(r"\*\*\d+ claims: (.*)\.\*\*", ledger).group(1)  # no evidence, no data: none reproduced, some missing
+    counts = re.search(r"\*\*\d+ claims[.:] (.*)\.\*\*", ledger).group(1)  # no evidence, no data: none reproduced, some missing
     assert "reproduced" not in counts and re.search(r"data missing [1-9]", counts)

@@ -154,7 +154,7 @@ def test_gpu_evidence_decides_the_claims_again_in_its_own_section(bench, tmp_pat
     # seconds per example are too small to read at two decimals: the ledger shows ours in ms
     infer = next(line for line in gpu.splitlines() if "in inference time on IMDb at sequence length 16 (`rcrn`" in line)
     assert "inference_seconds_per_example; ours in ms)" in infer and "| 0.12 / 0.12 |" in infer  # 4 ms per batch of 32
-    main_count = next(line for line in md.splitlines() if line.startswith("**") and " claims: " in line)
+    main_count = next(line for line in md.splitlines() if line.startswith("**") and " claims. " in line)
     device_line = next(line for line in md.splitlines() if line.startswith("Decided again on evidence from another device"))
     assert "(rcrn_table10_cuda)" in device_line
     n_claims = len(load_claims("rcrn_table10"))

@@ -165,7 +165,9 @@ def test_claims_pair_seeds_and_use_the_bootstrap(tmp_path):
     rows, items = _evidence(tmp_path)
     claim = {"id": "c", "text": "t", "better": "3l_bilstm", "worse": "rcrn", "column": "TREC"}  # the wrong way round
     result = claims.evaluate("rcrn_table5", claim, rows, items)
-    assert result.seeds == [1, 2, 3] and result.verdict == "contradicted"
+    # the statistics contradict the claim, but three paired seeds are short of the minimum evidence (5)
+    assert result.seeds == [1, 2, 3] and result.verdict == "inconclusive"
+    assert result.decision.statistical == "contradicted" and "3 paired seeds, 5 needed" in result.decision.missing
     # the runs' test scores differ by 2 points (the t over seeds); their per-item scores by 6 of 40 items
     assert result.t.mean == pytest.approx(-2.0) and result.estimate.mean == pytest.approx(-15.0)
     assert (result.estimate.seeds, result.estimate.clusters) == (3, 40)
