@@ -41,6 +41,11 @@ OWN_DATA = {
     "text_classification": ["task.reader.path=own/classification.csv"],
     "text_pair_classification": ["task.reader.path=own/pairs.jsonl"],
 }
+# Hugging Face datasets: the same fixtures saved with save_to_disk (tests/data/test_hf_dataset.py), per run.
+HF_TASKS = {"hf_dataset": False, "hf_dataset_pair": True}  # task: a pair task
+# The generic tasks use the classifier and pair heads that trec and scitail smoke-run with every
+# encoder kind: one encoder each checks their wiring (reader, config, head) at a fraction of the time.
+ONE_ENCODER = {*OWN_DATA, *HF_TASKS}
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -124,7 +129,7 @@ def test_every_kind_of_encoder_is_smoke_run():
 def _smoke_pairs():
     for task in TASKS:
         reads = _reads_data_folder(task)
-        for encoder in SMOKE_ENCODERS:
+        for encoder in SMOKE_ENCODERS[:1] if task in ONE_ENCODER else SMOKE_ENCODERS:
             # One xdist group per task: its pairs run on one worker, which prepares the data once.
             marks = [pytest.mark.slow, pytest.mark.xdist_group(f"smoke-{task}"), *([pytest.mark.realdata] if reads else [])]
             yield pytest.param(task, encoder, reads, marks=marks, id=f"{task}-{encoder}")
@@ -147,6 +152,10 @@ def test_smoke_run(task, encoder, reads_data, tmp_path, request, monkeypatch):
     # embedding.min_coverage=0: the fixtures' stand-in GloVe file (36 words) covers 9-25% of their vocabularies
     overrides = [f"task={task}", f"encoder={encoder}", "trainer=smoke", f"paths.runs_dir={tmp_path}", "embedding.min_coverage=0",
                  *OWN_DATA.get(task, [])]
+    if task in HF_TASKS:
+        from tests.data.test_hf_dataset import saved_dataset
+
+        overrides.append(f"task.reader.path={saved_dataset(tmp_path, pair=HF_TASKS[task])}")
     if reads_data:
         monkeypatch.setenv("RNNBENCH_DATA", str(request.getfixturevalue("real_data")))  # skips if absent
     cfg = compose_config(overrides)  # paths.data_dir reads RNNBENCH_DATA
