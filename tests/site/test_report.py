@@ -101,3 +101,13 @@ def test_out_is_refused_when_it_is_a_folder_the_report_did_not_write(tmp_path):
 
 def test_the_site_is_marked_as_the_reports_own(built_site):
     assert (built_site / MARKER).exists()
+
+
+def test_every_verdict_kind_has_its_place_colour_and_help_on_the_site():
+    from rnnbench.results import verdicts
+    from rnnbench.site import html
+
+    helped = {kind for kind, _ in pages.VERDICT_HELP}
+    for kind in verdicts.KINDS:
+        assert kind in html.VERDICT_ORDER and kind in html.VERDICT_COLOURS and kind in helped, kind
+    assert "depends on an unspecified choice" in html.verdict_badge(verdicts.DEPENDS)

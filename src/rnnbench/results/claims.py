@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from rnnbench.results import clusters, evidence, gates, guards, stats, verdicts
+from rnnbench.results import choices, clusters, evidence, gates, guards, stats, verdicts
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
@@ -51,6 +51,7 @@ class ClaimResult:
     decision: verdicts.Decision | None = None  # set by verdicts.decide
     gate: gates.Gate | None = None  # a verdict the gates give in place of the statistics' (pipeline check, floor, mechanism)
     scope: gates.Scope | None = None  # an accuracy claim's verdict: about the paper, or in our setting (parity)
+    choice: choices.Choice | None = None  # a choice the paper leaves open: the claim decided in each of its cells
 
 
 def load_claims(table: str) -> list[dict]:
@@ -66,6 +67,7 @@ def load_claims(table: str) -> list[dict]:
         check_claim(claim, where)
         for side in ("better", "worse"):
             _paper_row(registry, claim, side, where)  # raises where the claim's paper row is not one row
+    choices.check_registry(registry, where, {c.get("id") for c in claims})
     return claims
 
 
@@ -228,10 +230,41 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict] | evid
     estimate is computed exactly) and kept for callers that pass a protocol's setting."""
     check_claim(claim, f"paper_numbers/{table}.yaml")
     # Grouped once per claim here (once per table where the caller passes them grouped: the ledger).
-    result = _evaluate(table, claim, rows, evidence.grouped_items(items), confidence, counts)
+    items = evidence.grouped_items(items)
+    result = _gated(table, claim, rows, items, confidence, counts, floors)
+    registry = paper_table(table)
+    open_choice = choices.declared(registry, claim["id"]) if not result.counted else None
+    if open_choice is not None:
+        result = _with_open_choice(table, registry, claim, open_choice, result, rows, items, confidence, counts, floors)
+    verdicts.decide([result])
+    return result
+
+
+def _gated(table: str, claim: dict, rows: list[dict], items: evidence.ItemScores, confidence: float,
+           counts: dict | None, floors: dict | None) -> ClaimResult:
+    result = _evaluate(table, claim, rows, items, confidence, counts)
     if result.seeds and not result.counted:
         result.gate, result.scope = gates.apply(table, paper_table(table), rows, claim, result.compared, floors)
-    verdicts.decide([result])
+    return result
+
+
+def _with_open_choice(table: str, registry: dict, claim: dict, open_choice: dict, outside: ClaimResult, rows: list[dict],
+                      items: evidence.ItemScores, confidence: float, counts: dict | None, floors: dict | None) -> ClaimResult:
+    """The claim decided in each paper-consistent cell of its open choice (``choices``): the claim
+    with the cell's rows (the same column, the paper's numbers of the claim's own rows), gated
+    as any claim. The claim's own rows, where not a cell, are ``outside``: decided alone, shown beside."""
+    where = f"paper_numbers/{table}.yaml"
+    named = {side: (_paper_row(registry, claim, side, where) or {}).get("model") for side in ("better", "worse")}
+    paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
+    cells = []
+    for cell in open_choice["cells"]:
+        cell_claim = {**claim, "better": cell["better"], "worse": cell["worse"], "paper_rows": paper_rows}
+        cells.append((str(cell["value"]), _gated(table, cell_claim, rows, items, confidence, counts, floors)))
+    own = (claim["better"], claim["worse"])
+    is_cell = any((c["better"], c["worse"]) == own for c in open_choice["cells"])
+    outside = None if is_cell or not outside.seeds else outside  # without paired runs it has nothing to show
+    result = ClaimResult(table, claim, paper_values(table, claim), (None, None), compared=own)
+    result.choice = choices.Choice(open_choice["option"], open_choice["why"], cells, outside)
     return result
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rnnbench.encoders.build import known_encoders
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import evidence, floors, gates, report, verdicts
+from rnnbench.results import choices, evidence, floors, gates, report, verdicts
 from rnnbench.results.tables import REGISTRY, paper_table
 
 RULE = [
@@ -41,7 +41,10 @@ RULE = [
     "table's reference row (the paper's own baseline) is within its margin of the paper's number (the larger of 2 points and",
     "twice the paper's std), otherwise **in our setting**, with the reference row's gap. An accuracy claim is smaller than",
     "claimed or contradicted only on 5 paired seeds or more, and smaller than claimed only with an interval narrower than half",
-    "the paper's difference.",
+    "the paper's difference. **depends on an unspecified choice**: the paper leaves open a choice its claim may rest on;",
+    "the claim is decided in every cell consistent with the paper's text (each a hypothesis of the paper's family), and the",
+    "cells' verdicts differ (a contradiction stands only where it holds in every cell); the claim's own rows, where not such a",
+    "cell, are shown beside as \"outside the paper's cells\" and decide nothing.",
 ]
 
 # Evidence of the same table measured on another device, decided beside the main evidence
@@ -205,6 +208,8 @@ def verdict_cell(result: claims_mod.ClaimResult, status_note: bool = True) -> st
         parts.append(result.scope.label())
     if statistics_text(result):
         parts.append(statistics_text(result))
+    if result.choice is not None and choice_text(result):
+        parts.append(choice_text(result))
     if result.verdict == verdicts.WITHHELD and d is not None:
         parts.append(f"the statistics say {d.statistical}, but " + "; ".join(result.guards))
     elif result.guards and d is not None:
@@ -224,6 +229,21 @@ def verdict_cell(result: claims_mod.ClaimResult, status_note: bool = True) -> st
     if result.note and (status_note or result.verdict != verdicts.NOT_RUN):
         parts.append(result.note)
     return f"**{result.verdict}**" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def choice_text(result: claims_mod.ClaimResult) -> str:
+    """A claim with an open choice: each paper-consistent cell's verdict (with its interval at
+    its Holm level), and the claim's own rows outside the cells."""
+    choice = result.choice
+    cells = []
+    for value, cell in choice.cells if result.verdict != verdicts.NOT_RUN else []:  # not run: its note names the cells
+        shown = effect_cell(cell)
+        gated = cell.gate is not None and cell.verdict == cell.gate.kind
+        cells.append(f"{value} (`{cell.claim['better']}` vs `{cell.claim['worse']}`) {cell.gate.label() if gated else cell.verdict}"
+                     + (f", {shown}" if shown != "–" else ""))
+    outside = choices.outside_text(result)
+    outside = "" if outside in result.note else outside  # a claim without runs in its cells says it in its note
+    return "; ".join(p for p in (f"{choice.option}: " + "; ".join(cells) if cells else "", outside) if p)
 
 
 def _budget(rows: list[dict]) -> str:
@@ -256,7 +276,7 @@ def claim_line(result: claims_mod.ClaimResult, rows: list[dict]) -> str:
         _budget([r for r in rows if (r["encoder"], r["variant"]) in compared])
     what = (f"{claim['text']} (`{claim['better']}` {sign} `{claim['worse']}`, {claim['column']}"
             + ("" if quantity == "test" else f", {quantity}") + (f"; {unit}" if unit else "") + ")")
-    unbuilt = "not built yet" in result.note
+    unbuilt = "not built yet" in result.note or result.choice is not None
     return (f"| {what} | {_num(result.paper[0])} / {_num(result.paper[1])} | {_ours(ours[0], quantity)} / {_ours(ours[1], quantity)}"
             f" | {effect_cell(result)} | {t_cell(result)} | {p_cell(result)} | {verdict_cell(result, unbuilt)}"
             f" | {', '.join(map(str, result.seeds)) or '–'} | {budget or '–'} | {claim.get('cite', '')} |")
@@ -288,7 +308,7 @@ def scope_of(result: claims_mod.ClaimResult) -> str:
 
 def _accuracy_table(by_paper: dict[str, list[Section]]) -> list[str]:
     short = "/".join(SHORT.get(k, k) for k in STATISTICAL)
-    other = (*gates.GATED, verdicts.NOT_RUN, verdicts.DATA_MISSING)
+    other = (*gates.GATED, verdicts.DEPENDS, verdicts.NOT_RUN, verdicts.DATA_MISSING)
     lines = [f"| paper | claims | about the paper: {short} | in our setting: {short} | " + " | ".join(other) + " |",
              "|---|---:|---:|---:|" + "---:|" * len(other)]
     total: dict[str, Counter] = {}
@@ -319,7 +339,8 @@ def _accuracy_line(paper: str, results: list, other: tuple, cell, bold: bool = F
 
 def headline(results: list) -> str:
     """The ledger's first line: accuracy verdicts about the papers and in our setting apart, the
-    gated ones, the cost verdicts, and the claims without runs."""
+    gated ones, those that depend on a choice the paper leaves open, the cost verdicts, and the
+    claims without runs."""
     accuracy = [r for r in results if is_accuracy(r.claim)]
     parts = []
     for scope in (gates.ABOUT_PAPER, gates.IN_OUR_SETTING):
@@ -328,7 +349,11 @@ def headline(results: list) -> str:
     gated = [r for r in accuracy if r.verdict in gates.GATED]
     if gated:
         parts.append(_summary(_counts(gated)))
-    cost = [r for r in results if not is_accuracy(r.claim) and r.verdict in verdicts.STATISTICAL + (verdicts.REPRODUCED, verdicts.CONTRADICTED)]
+    open_choice = [r for r in accuracy if r.verdict == verdicts.DEPENDS]
+    if open_choice:
+        parts.append(_summary(_counts(open_choice)))
+    cost = [r for r in results if not is_accuracy(r.claim)
+            and r.verdict in verdicts.STATISTICAL + (verdicts.REPRODUCED, verdicts.CONTRADICTED, verdicts.DEPENDS)]
     if cost:
         parts.append("cost and size: " + _summary(_counts(cost)))
     missing = [r for r in results if r.verdict in (verdicts.NOT_RUN, verdicts.DATA_MISSING)]
@@ -423,7 +448,8 @@ def opening(sections: list[Section]) -> list[str]:
     if device:
         names = sorted({f"{s.table}_{s.device}" for s in sections if s.device})
         head += ["", f"Decided again on evidence from another device ({', '.join(names)}): {len(device)} verdicts: {_summary(_counts(device))}."]
-    unadjusted = Counter(r.decision.statistical if r.decision.size == 1 else _alone(r) for r in own if r.decision is not None)
+    tested = [t for t, _ in choices.expand(own)]  # a claim with an open choice: each of its cells
+    unadjusted = Counter(r.decision.statistical if r.decision.size == 1 else _alone(r) for r in tested if r.decision is not None)
     head += ["", f"Each claim tested alone at 95%, before the correction, the {sum(unadjusted.values())} tested would read: "
              f"{_summary(unadjusted)} (the guards aside)."]
     return ["## What was found", "", *head, "", *RULE, "",

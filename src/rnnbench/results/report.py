@@ -275,7 +275,7 @@ def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: flo
     (``floor_map``: the majority-class scores, ``floors.read_floors``); their verdicts, decided
     with the paper's other claims (Holm), are the ledger's (results/claims.md)."""
     results = [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts, floor_map) for c in claims_mod.load_claims(table)]
-    tested = [r for r in results if r.verdict != "not run"]
+    tested = [r for r in results if r.verdict != "not run" or r.choice is not None]  # an open choice: its cells and rows beside
     if not results:
         return [], results
     lines = ["## The paper's claims", "",
@@ -306,6 +306,8 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
     gate = r.gate is not None and r.verdict == r.gate.kind
     scope = (f" Gate: {r.gate.why}." if gate else
              f" {r.scope.label()[0].upper()}{r.scope.label()[1:]}." if r.scope is not None and r.verdict in verdicts.STATISTICAL else "")
+    if r.choice is not None and ledger.choice_text(r):  # each paper-consistent cell's verdict, and the claim's own rows beside
+        note = f" {ledger.choice_text(r)}.{note}"
     if r.decision is None:
         return f"**{r.verdict}**: {head}{scope}{note}"
     d = r.decision

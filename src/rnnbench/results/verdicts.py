@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from rnnbench.results import multiplicity
-
+from rnnbench.results import choices, multiplicity
+from rnnbench.results.choices import DEPENDS
 from rnnbench.results.gates import GATED, NOT_EVIDENCE, NOT_TESTED, PIPELINE_CHECK
 
 REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE = "reproduced", "contradicted", "smaller than claimed", "inconclusive"
@@ -45,7 +45,7 @@ WITHHELD = "withheld"
 NOT_RUN, DATA_MISSING = "not run", "data missing"
 DECIDED = (REPRODUCED, CONTRADICTED, SMALLER)
 STATISTICAL = (REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE, WITHHELD)
-KINDS = (*STATISTICAL, PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED, NOT_RUN, DATA_MISSING)
+KINDS = (*STATISTICAL, PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED, DEPENDS, NOT_RUN, DATA_MISSING)
 ALPHA = 0.05
 POWER = 0.8
 MIN_SEEDS = 5  # paired seeds before an accuracy claim is read as smaller than claimed or contradicted
@@ -112,14 +112,18 @@ class Decision:
 
 
 def decide(results: list, family_of=lambda r: "", alpha: float = ALPHA) -> None:
-    """Set each result's ``decision`` and ``verdict``. ``family_of(result)`` names its family."""
-    tested = [r for r in results if getattr(r, "estimate", None) is not None and r.test is not None and not r.counted]
+    """Set each result's ``decision`` and ``verdict``. ``family_of(result)`` names its family. A
+    claim with an open choice (``choices``) is decided by its cells, each a hypothesis of the
+    claim's family; its own rows outside the cells are decided alone."""
+    expanded = choices.expand(results)
+    claim_of = {id(r): owner for r, owner in expanded}
+    tested = [r for r, _ in expanded if getattr(r, "estimate", None) is not None and r.test is not None and not r.counted]
     for r in tested:
         r.decision = None
     bh = multiplicity.benjamini_hochberg([r.test.p_value(r.estimate) for r in tested])
     families: dict[str, list] = {}
     for r, q in zip(tested, bh):
-        families.setdefault(family_of(r), []).append((r, q))
+        families.setdefault(family_of(claim_of[id(r)]), []).append((r, q))
     for family, members in families.items():
         raw = [r.test.p_value(r.estimate) for r, _ in members]
         for (r, q), p, p_holm, level in zip(members, raw, multiplicity.holm(raw), multiplicity.holm_levels(raw, alpha)):
@@ -133,10 +137,16 @@ def decide(results: list, family_of=lambda r: "", alpha: float = ALPHA) -> None:
             r.decision = decision
             verdict = INCONCLUSIVE if decision.missing else statistical
             r.verdict = WITHHELD if verdict in DECIDED and r.guards else verdict
-    for r in results:  # the gates last: their verdict stands whatever the statistics say (shown beside)
+    for r, _ in expanded:  # the gates last: their verdict stands whatever the statistics say (shown beside)
         gate = getattr(r, "gate", None)
         if gate is not None and r.verdict not in (NOT_RUN, DATA_MISSING) and not r.counted:
             r.verdict = gate.kind
+    for r in results:  # a claim with an open choice: its verdict from its cells'
+        choice = getattr(r, "choice", None)
+        if choice is not None:
+            if choice.outside is not None:
+                decide([choice.outside])
+            choices.combine(r)
 
 
 def minimum_evidence(test: Hypothesis, estimate, statistical: str, interval: tuple[float, float]) -> str:

@@ -23,6 +23,8 @@ VERDICT_HELP = [
     ("pipeline check", "the table trained on a stand-in for the paper's training data: it checks our pipeline, not the paper"),
     ("not evidence", "a row of the claim does not beat the test split's majority-class score"),
     ("not tested", "the mechanism the paper credits is absent from (or not measured in) our runs"),
+    ("depends on an unspecified choice", "the paper leaves open a choice its claim may rest on, and the verdicts in the "
+     "cells consistent with its text differ (the card lists each)"),
     ("not run", "no runs of one of the two rows under the protocol yet"),
     ("data missing", "the dataset is not where RNNBENCH_DATA points"),
 ]
