@@ -65,6 +65,8 @@ NOT_RUN = {
     "export RNNBENCH_DATA=/path/to/data": "sets the reader's shell; the realdata command gets the data folder from the test's environment",
     "make table-rcrn-5": "trains the table's missing runs (CPU hours); its `--plan` form runs here",
     "make claims": "rewrites the committed results/claims.md; tests/results/test_claims_script.py tests the script",
+    "python train.py task=text_classification task.reader.path=mine.csv encoder=bilstm":
+        "reads the reader's own file; tests/test_configs.py smoke-runs the task on a fixture file, tests/data/test_text_files.py tests its reader",
 }
 
 
