@@ -148,3 +148,18 @@ def test_a_finished_run_relaunched_with_a_new_logger_says_nothing_was_logged(tmp
     said.clear()
     train(smoke_config(tmp_path, *SMALL), say=said.append)  # the same logger as before: nothing to say
     assert not [s for s in said if "logged" in s]
+
+
+@pytest.mark.parametrize("override, said", [
+    ("encoder.cell=lsmt", "encoder 'bilstm': encoder.cell must be 'lstm' or 'gru', got 'lsmt'"),
+    ("encoder=rcrn encoder.listener_direction=sideways", "encoder 'rcrn': encoder.listener_direction"),
+])
+def test_an_encoder_option_its_constructor_refuses_is_one_line_before_any_data_is_read(tmp_path, override, said, no_download):
+    from rnnbench.errors import ConfigError
+
+    # the data folder does not exist: an error about data would mean the options were checked too late
+    cfg = smoke_config(tmp_path, "task=trec", f"paths.data_dir={tmp_path / 'no_data'}", *override.split())
+    with pytest.raises(ConfigError) as err:
+        train(cfg)
+    assert said in str(err.value) and "\n" not in str(err.value)
+    assert not (tmp_path / "runs" / "trec").exists()  # no run folder was made either

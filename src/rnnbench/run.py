@@ -15,6 +15,7 @@ from filelock import FileLock, Timeout
 from omegaconf import DictConfig
 
 from rnnbench.config import validate
+from rnnbench.encoders.build import check_options
 from rnnbench.errors import DiskFullError, OutputNotWritable, RunInProgress, RunInterrupted
 from rnnbench.results.identity import run_dir as run_dir_of
 from rnnbench.results.identity import run_identity
@@ -87,6 +88,7 @@ def _follow(cfg: DictConfig, dist) -> tuple[str, dict]:
 
 def _train_outcome(cfg: DictConfig, say=say_flushed, before_training=lambda: None) -> tuple[str, dict]:
     validate(cfg)
+    check_options(cfg.encoder)  # a refused encoder option fails now, before the data is prepared
     identity = run_identity(cfg)  # computed once: the folder's name and the record's identity
     run_dir = run_dir_of(cfg, identity)
     record = read_record(run_dir, index=index_of(cfg), allow_smoke=True, say=say)

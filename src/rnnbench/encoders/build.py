@@ -31,3 +31,20 @@ def build_encoder(cfg: DictConfig, input_size: int) -> Encoder:
     if not isinstance(encoder, Encoder):
         raise ConfigError(f"encoder {name!r}: {kwargs.get('_target_')} is not an rnnbench Encoder")
     return encoder
+
+
+PROBE_INPUT = 8  # the input width of the encoder built by ``check_options``: any width a head may give
+
+
+def check_options(cfg: DictConfig) -> None:
+    """Build the encoder once on a small input, before any data is read or prepared, so that an
+    option the constructor refuses (``encoder.cell=lsmt``, a negative size) is one ConfigError line
+    at once, naming the encoder and what the constructor said, not a Hydra traceback after minutes
+    of data preparation."""
+    try:
+        build_encoder(cfg, PROBE_INPUT)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the constructor's own check (ValueError, ...), wrapped by Hydra
+        cause = exc.__cause__ or exc
+        raise ConfigError(f"encoder {cfg.get('name', '?')!r}: {cause}") from None
