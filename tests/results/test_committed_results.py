@@ -63,6 +63,7 @@ def test_a_committed_table_is_what_its_committed_evidence_gives(table, real_data
         if (RESULTS / f"{table}{suffix}").exists():
             shutil.copy(RESULTS / f"{table}{suffix}", out / f"{table}{suffix}")
     shutil.copy(RESULTS / "sanity.md", out / "sanity.md")  # the sanity verdicts on record: a failing row's note
+    shutil.copy(RESULTS / "floors.csv", out / "floors.csv")  # the majority-class floors the claims' floor gate reads
     inputs = {p.name for p in out.iterdir() if p.is_file()}
     code = make_table(table, mode=NO_RUN, overrides=[f"paths.results_dir={out}", f"paths.runs_dir={tmp_path / 'runs'}"])
     assert code == 0

@@ -96,7 +96,8 @@ def home(views: list[ClaimView], hours: list[TableHours], runs: int, commit: str
         for scope, these in ((s, [v for v in scoped if v.scope == s]) for s in (ABOUT_PAPER, IN_OUR_SETTING)))
     scope_line += ('<p class="small">A verdict is about the paper only where the table\'s reference row (the paper\'s own '
                    'baseline) is within its margin of the paper\'s number; otherwise it is about our setting '
-                   '(<a href="docs/verdicts.html#the-gates">the gates</a>).</p>')
+                   '(the gates: <a href="ledger.html">the ledger</a> says which one each verdict passed, and '
+                   'docs/verdicts.md, "The gates", in the repository, how).</p>')
     body = f"""
 <section class="hero">
 <h1>{esc(QUESTION)}</h1>
