@@ -39,9 +39,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
 from rnnbench.campaign import definitions, pricing
+from rnnbench.campaign.dropout import dropout_overrides, setting
 from rnnbench.campaign.jobs import job_config
 from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.experiments import row_name, sweep_of
@@ -190,23 +189,6 @@ def paper_data(target: Target) -> PaperData | None:
 
 # ---------------------------------------------------------------------------------------------
 # A rung's overrides
-
-
-def setting(cfg, key: str, value) -> str:
-    """``key=value`` where the composed config has the key, else ``+key=value`` (the ranker's head
-    lists no dropout: Hydra adds it)."""
-    parent, _, leaf = key.rpartition(".")
-    node = OmegaConf.select(cfg, parent) if parent else cfg
-    return f"{key}={value}" if node is not None and leaf in node else f"+{key}={value}"
-
-
-def dropout_overrides(cfg, p: float) -> list[str]:
-    """Dropout p at the embedding layer's output and on the head; for an encoder of several layers,
-    ``encoder.dropout`` in place of the embedding's: the LSTM family's drops each layer's input,
-    the word vectors included, which would otherwise be dropped twice."""
-    layered = "dropout" in cfg.encoder and int(cfg.encoder.get("num_layers") or 1) > 1
-    inputs = setting(cfg, "encoder.dropout", p) if layered else setting(cfg, "embedding.dropout", p)
-    return [inputs, setting(cfg, "task.head.dropout", p)]
 
 
 def rung_overrides(cfg, rung: int, p: float | None, data: PaperData | None) -> list[str]:

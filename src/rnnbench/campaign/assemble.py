@@ -18,7 +18,7 @@ from rnnbench.results.openness import accuracy_vs_openness
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
 from rnnbench.campaign import reruns
 from rnnbench.campaign.jobs import job_config, with_status
-from rnnbench.campaign.rates import known_choice
+from rnnbench.campaign.rates import chosen_dropout, known_choice
 
 
 def left_out_rows(plans) -> dict[tuple[str, str | None], str]:
@@ -57,7 +57,11 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
             lr, choice = known_choice(experiment, cfg, enc, extra, committed)  # one rate: a finished seed is reported before the others
             jobs = protocol.choice_jobs(enc, cfg.table.protocol, cfg.trainer.lr, choice)
             encoder_rows: list[dict] = []  # this encoder's rows in this experiment: they state its rate choice
-            if lr is not None:
+            by_p = protocol.dropout_jobs(enc, cfg.table.protocol, lr) if lr is not None else []
+            dropout = chosen_dropout(experiment, cfg, enc, lr, extra, committed) if by_p else None
+            if by_p:  # a dropout grid: its runs at the chosen rate, the finals once the choice is made
+                jobs += by_p + (protocol.final_jobs(enc, cfg.table.protocol, lr, dropout.p) if dropout else [])
+            elif lr is not None:
                 jobs += protocol.final_jobs(enc, cfg.table.protocol, lr)
             else:  # the choice waits on selection runs (a rate new to the grid): finals at any rate stay, unreported
                 jobs += [job for rate in protocol.grid(cfg.table.protocol, cfg.trainer.lr)
@@ -66,7 +70,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                 job_cfg = job_config(experiment, job, extra)
                 folder = run_dir(job_cfg)
                 record = read_record(folder)
-                is_reported = lr is not None and job.lr == lr
+                is_reported = lr is not None and job.lr == lr and (not by_p or (dropout is not None and job.dropout == dropout.p))
                 columns = {*mapping, *(cfg.table.evaluated_columns or {})}
                 label = (enc, folder.name, model, variant, job.phase, is_reported, columns)  # the committed rows as this job
                 stored = committed.by_run.get((enc, folder.name), []) if record is not None else []
@@ -127,10 +131,13 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                         run_rows = kept + [r for r in run_rows if (r["dataset"], r["metric"]) not in have]
                         kept_columns = {i["dataset"] for i in kept_items}
                         run_items = kept_items + [i for i in run_items if i["dataset"] not in kept_columns]
+                if by_p:
+                    run_rows = [{**row, "dropout": "" if job.dropout is None else job.dropout} for row in run_rows]
                 encoder_rows += run_rows
                 items += run_items
             # The choice is stored with the evidence, so the table states it rather than re-deriving it.
-            rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else ""} for row in encoder_rows]
+            rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else "",
+                      **({"dropout_choice": dropout.statement() if dropout else ""} if by_p else {})} for row in encoder_rows]
     return rows, items
 
 

@@ -4,6 +4,7 @@ under the patience rule. Nothing here trains."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 
@@ -11,6 +12,7 @@ from omegaconf import OmegaConf
 
 from rnnbench.compose import compose_config
 from rnnbench.campaign import reruns
+from rnnbench.campaign.dropout import dropout_overrides
 from rnnbench.results import evidence, patience, protocol
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
@@ -26,7 +28,12 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
 @functools.lru_cache(maxsize=None)
 def _composed(experiment: str, job: protocol.Job, extra: tuple[str, ...]):
     # Interpolations (the data folder's RNNBENCH_DATA) stay unresolved here: resolved where they are read.
-    return compose_config([f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra])
+    overrides = [f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra]
+    if job.dropout is None:
+        return compose_config(overrides)
+    # a p of the dropout grid: where it goes depends on the composed encoder (campaign/dropout.py)
+    own = _composed(experiment, dataclasses.replace(job, dropout=None), extra)
+    return compose_config([*overrides, *dropout_overrides(own, job.dropout)])
 
 
 def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
@@ -85,13 +92,19 @@ def with_status(record: dict, cfg) -> dict:
     return {**record, "status": status, "majority_baseline": majority}
 
 
-def jobs_of(base, enc: str, lr: float | None, choice: protocol.RateChoice | None) -> tuple[int, list[protocol.Job]]:
+def jobs_of(base, enc: str, lr: float | None, choice: protocol.RateChoice | None,
+            dropout: protocol.DropoutChoice | None = None) -> tuple[int, list[protocol.Job]]:
     """The protocol's run count for one encoder of an experiment (``base``) and its jobs known so
-    far, for a known rate and choice (``rates.protocol_jobs``)."""
+    far, for a known rate and choice (``rates.protocol_jobs``) and, with a dropout grid, the
+    dropout choice at that rate (None while its runs are missing: the final seeds wait for it)."""
     # One rate: the final runs are known (and may have finished) before the selection runs have.
     jobs = protocol.choice_jobs(enc, base.table.protocol, base.trainer.lr, choice)
-    finals = protocol.final_jobs(enc, base.table.protocol, lr if lr is not None else base.trainer.lr)
-    return len(jobs) + len(finals), [*jobs, *(finals if lr is not None else [])]
+    at = lr if lr is not None else base.trainer.lr
+    by_p = protocol.dropout_jobs(enc, base.table.protocol, at)
+    finals = protocol.final_jobs(enc, base.table.protocol, at, dropout.p if dropout else None)
+    finals_known = lr is not None and (not by_p or dropout is not None)
+    return (len(jobs) + len(by_p) + len(finals),
+            [*jobs, *(by_p if lr is not None else []), *(finals if finals_known else [])])
 
 
 def started_runs(experiment: str, unfinished: list[protocol.Job], extra: list[str]) -> int:

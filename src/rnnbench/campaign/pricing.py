@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 
 from rnnbench.results import evidence, protocol, report
 from rnnbench.campaign.jobs import finished, is_done, job_config, jobs_of, started_runs
-from rnnbench.campaign.rates import known_choice
+from rnnbench.campaign.rates import chosen_dropout, known_choice
 
 
 # Trainer settings a run's duration does not depend on (the device kind is matched apart: same_device).
@@ -133,7 +133,7 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence, gate=No
     for experiment, base, encoders in plans:
         for enc in encoders:
             lr, choice = known_choice(experiment, base, enc, extra, committed)
-            total, jobs = jobs_of(base, enc, lr, choice)
+            total, jobs = jobs_of(base, enc, lr, choice, chosen_dropout(experiment, base, enc, lr, extra, committed))
             records = [(j, finished(experiment, j, extra, committed)) for j in jobs]
             done = [r for _, r in records if is_done(r)]
             spent = [h for h in (cpu_hours(r, base.trainer.num_threads) for r in done) if h is not None]

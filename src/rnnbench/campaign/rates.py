@@ -4,6 +4,7 @@ sits there: ``protocol.choose_rate``). The choice is stored with the evidence (t
 ``chosen_lr`` and ``lr_choice``), so a table states it rather than deriving it again."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from rnnbench.compose import compose_config
@@ -62,11 +63,36 @@ def known_lr(experiment: str, base, enc: str, extra: list[str], committed: evide
     return known_choice(experiment, base, enc, extra, committed)[0]
 
 
+def chosen_dropout(experiment: str, base, encoder: str, lr: float | None, extra: list[str],
+                   committed: evidence.CommittedEvidence, run: Fetch | None = None) -> protocol.DropoutChoice | None:
+    """The encoder's dropout at its chosen rate ``lr`` under the protocol's dropout grid: the best
+    mean dev score of the selection seeds among the config's own dropout (the rate's own selection
+    runs) and each p of the grid. None without a grid, a rate, or while a run is missing (``run``:
+    as for ``chosen_lr``)."""
+    ps = protocol.dropout_grid(base.table.protocol)
+    if not ps or lr is None or protocol.borrowed(base.table.protocol):
+        return None
+    select, lower = base.task.select_metric, base.task.get("select_mode", "max") == "min"
+    dev_by_p: dict = {}
+    for p in [None, *ps]:
+        scores = []
+        for job in protocol.selection_jobs_at(encoder, base.table.protocol, lr):
+            job = dataclasses.replace(job, dropout=p)
+            record = run(experiment, job) if run else finished(experiment, job, extra, committed)
+            if record is None:
+                return None
+            scores.append(record["dev"][select])
+        dev_by_p[p] = scores
+    return protocol.DropoutChoice(protocol.choose_dropout(dev_by_p, lower), tuple(ps), dev_by_p)
+
+
 def protocol_jobs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[protocol.Job]]:
     """The protocol's run count for one encoder of one experiment, and the jobs known so far (the
-    final seeds wait for the learning-rate choice, unless the protocol has one rate). The selection
-    runs include those at rates added past the grid's edge, and at the one the choice now asks for."""
-    return jobs_of(base, enc, *known_choice(experiment, base, enc, extra, committed))
+    final seeds wait for the learning-rate choice, unless the protocol has one rate, and for the
+    dropout choice where it has a dropout grid). The selection runs include those at rates added
+    past the grid's edge, and at the one the choice now asks for."""
+    lr, choice = known_choice(experiment, base, enc, extra, committed)
+    return jobs_of(base, enc, lr, choice, chosen_dropout(experiment, base, enc, lr, extra, committed))
 
 
 def finished_runs(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence) -> tuple[int, list[dict]]:

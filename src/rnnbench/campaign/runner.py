@@ -15,7 +15,7 @@ from rnnbench.results.tables import ours_only_table, paper_table
 from rnnbench.run import train
 from rnnbench.campaign import pricing
 from rnnbench.campaign.jobs import finished, is_done, job_config
-from rnnbench.campaign.rates import chosen_lr, finished_runs
+from rnnbench.campaign.rates import chosen_dropout, chosen_lr, finished_runs
 from rnnbench.campaign.pricing import cost_keys, cost_keys_of
 
 SANITY = Gate()  # a row that fails its sanity checks starts no run (docs/sanity.md)
@@ -50,7 +50,8 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             return None
         if record is not None:  # made before the patience rule, which trains it further
             reopen(cfg)
-        print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g} ({job.phase})", flush=True)
+        with_p = "" if job.dropout is None else f" dropout {job.dropout:g}"
+        print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g}{with_p} ({job.phase})", flush=True)
         try:
             record = train(cfg)
             pricing.DEADLINE.note(key, record)
@@ -103,7 +104,16 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
                                       run=lambda exp, job: ensure(exp, job, extra, True, committed))
                 if lr is None:  # a selection run was not started (--until)
                     continue
-                for job in protocol.final_jobs(enc, base.table.protocol, lr):
+                p = None
+                if protocol.dropout_jobs(enc, base.table.protocol, lr):  # dropout chosen at the chosen rate
+                    for job in protocol.dropout_jobs(enc, base.table.protocol, lr):
+                        ensure(experiment, job, extra, False, committed)
+                    dropout = chosen_dropout(experiment, base, enc, lr, extra, committed,
+                                             run=lambda exp, job: ensure(exp, job, extra, True, committed))
+                    if dropout is None:  # a dropout run was not started (--until)
+                        continue
+                    p = dropout.p
+                for job in protocol.final_jobs(enc, base.table.protocol, lr, p):
                     ensure(experiment, job, extra, False, committed)
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

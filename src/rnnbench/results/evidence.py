@@ -47,8 +47,10 @@ NUMERIC = {"scale": float, "seed": int, "lr": float, "dev": float, "test": float
 # byte for byte: what a run's seconds were measured under (results/timing.py: process CPU seconds
 # per epoch, the mean 1-minute load average), and for a cost benchmark's rows (scripts/bench_cost.py)
 # the log of the row's time over the baseline encoder's, timed in the same process and round.
-OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline"]
-NUMERIC.update({name: float for name in OPTIONAL_FIELDS})
+# A table whose protocol chooses dropout (``table.protocol.dropout_grid``) adds ``dropout`` (the run's p of
+# the grid; empty: the config's own) and ``dropout_choice`` (what the table says of the encoder's choice).
+OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline", "dropout", "dropout_choice"]
+NUMERIC.update({name: float for name in OPTIONAL_FIELDS if name != "dropout_choice"})
 ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score", "scale"]
 SCALED = ("dev", "test", "majority")  # the values read_csv gives in table units (and each dev curve point)
 
@@ -105,7 +107,8 @@ def split_values(record: dict, metric: str) -> tuple[float | None, float | None,
 
 
 def _sort_key(row: dict):
-    return (row["dataset"], row["model"], row["variant"], float(row["lr"]), int(row["seed"]))
+    p = row.get("dropout")
+    return (row["dataset"], row["model"], row["variant"], float(row["lr"]), int(row["seed"]), -1.0 if p in (None, "") else float(p))
 
 
 def write_csv(path: Path, rows: list[dict], fields: list[str] = FIELDS, sort_key=_sort_key) -> None:

@@ -27,6 +27,7 @@ class Job:
     seed: int
     lr: float
     phase: str  # "select": a grid run on a selection seed; "final": a remaining seed at the chosen rate
+    dropout: float | None = None  # a p of ``dropout_grid`` (None: the config's own dropout)
 
 
 def grid(protocol, config_lr: float) -> list[float]:
@@ -71,9 +72,61 @@ def only_rate(protocol, config_lr: float) -> float | None:
     return rates[0] if len(rates) == 1 and not borrowed(protocol) else None
 
 
-def final_jobs(encoder: str, protocol, chosen_lr: float) -> list[Job]:
+def final_jobs(encoder: str, protocol, chosen_lr: float, dropout: float | None = None) -> list[Job]:
     chosen = [] if borrowed(protocol) else selection_seeds(protocol)
-    return [Job(encoder, int(s), chosen_lr, "final") for s in protocol.seeds if int(s) not in chosen]
+    return [Job(encoder, int(s), chosen_lr, "final", dropout) for s in protocol.seeds if int(s) not in chosen]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout chosen on dev, after the rate (``table.protocol.dropout_grid``)
+#
+# Staged, not joint: the rate is chosen first at the config's own dropout (the runs of a table
+# without a dropout grid, unchanged), then each p of the grid runs on the selection seeds at the
+# chosen rate, and the best mean dev score among the config's own setting and the grid's p's is
+# chosen. It costs len(grid) x selection seeds runs where a joint grid would cost len(lr grid) x
+# that, and the rate's evidence is the same with or without a dropout grid. The price: a rate
+# that suits a large p better than the config's own is not searched for.
+
+
+def dropout_grid(protocol) -> list[float]:
+    """``table.protocol.dropout_grid``: the p's tried at the chosen rate (empty: none, the config's own)."""
+    values = [float(p) for p in (protocol.get("dropout_grid") or [])]
+    for p in values:
+        if not 0.0 <= p < 1.0:
+            raise ConfigError(f"table.protocol.dropout_grid has {p:g}: a dropout p is at least 0 and below 1")
+    if len(set(values)) != len(values):
+        raise ConfigError(f"table.protocol.dropout_grid={values}: a p is listed twice")
+    return values
+
+
+def dropout_jobs(encoder: str, protocol, lr: float) -> list[Job]:
+    """The selection seeds' runs at the chosen rate, one per p of the dropout grid (none without one,
+    or with a borrowed rate: every seed then runs at the config's own dropout)."""
+    if borrowed(protocol):
+        return []
+    return [Job(encoder, seed, lr, "select", p) for p in dropout_grid(protocol) for seed in selection_seeds(protocol)]
+
+
+@dataclass(frozen=True)
+class DropoutChoice:
+    """An encoder's dropout choice at its chosen rate: ``p`` (None: the config's own setting won)."""
+
+    p: float | None
+    grid: tuple[float, ...]
+    dev_by_p: dict = field(default_factory=dict, compare=False)  # {p or None: the selection seeds' dev scores}
+
+    def statement(self) -> str:
+        """What the table says of the choice, one clause."""
+        tried = ", ".join(f"{p:g}" for p in self.grid)
+        chosen = "the config's own" if self.p is None else f"{self.p:g}"
+        return f"dropout {chosen}, chosen on dev among the config's own and {{{tried}}} at the chosen rate"
+
+
+def choose_dropout(dev_by_p: dict, lower_is_better: bool = False) -> float | None:
+    """The p with the best mean dev score (key None: the config's own dropout); a tie goes to the
+    config's own, then to the smaller p (the smaller change)."""
+    ordered = {p: dev_by_p[p] for p in sorted(dev_by_p, key=lambda p: -1.0 if p is None else p)}
+    return choose_lr(ordered, lower_is_better)
 
 
 def choose_lr(dev_by_lr: dict[float, list[float]], lower_is_better: bool = False) -> float:
@@ -201,6 +254,12 @@ def describe(protocol, config_lr: float, epochs: int, patience: int, threads, se
                    + (f"; then seeds {', '.join(map(str, rest))} at the chosen rate" if rest else ""))
     else:
         lr_part = f"learning rate {lrs[0]:g}, seeds {', '.join(map(str, seeds))}"
+    ps = dropout_grid(protocol)
+    if ps and not borrowed(protocol):
+        lr_part += (f"; dropout chosen after the rate, at the chosen rate, among the config's own and "
+                    f"{{{', '.join(f'{p:g}' for p in ps)}}} on the mean dev score of seeds {', '.join(map(str, sel))} "
+                    f"(on the embedding layer's output and the head, between the encoder's layers where it has several)"
+                    + (", the other seeds at the chosen p" if rest else ""))
     stop = f"early stopping with patience {patience}" if patience else "no early stopping"
     if majority_rule:
         stop += ((f" counted from the first epoch whose dev {select_metric} beats the dev split's majority-class score" if patience else "")

@@ -247,10 +247,14 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
     selected_in = {r["dataset"] for r in rows if r["phase"] == "select"}
     # Named also when other columns borrowed the rate (lr_from: RCRN Table 1's domains take Apparel's).
     several = len(selected_in) > 1 or any(r["dataset"] not in selected_in for r in rows if r["reported"] == "yes")
+    by_p: dict[tuple[str, str, str, str], dict[float | None, list[float]]] = {}  # dropout chosen after the rate
     for r in rows:
         key = (r["model"], r["encoder"], r["variant"], r["dataset"] if several else "")
         if r["phase"] == "select" and r["dev"] != "":
-            groups.setdefault(key, {}).setdefault(float(r["lr"]), []).append(float(r["dev"]))
+            if r.get("dropout", "") not in ("", None):
+                by_p.setdefault(key, {}).setdefault(float(r["dropout"]), []).append(float(r["dev"]))
+            else:
+                groups.setdefault(key, {}).setdefault(float(r["lr"]), []).append(float(r["dev"]))
         if r.get("chosen_lr", "") != "":
             chosen[key] = float(r["chosen_lr"])
         elif r["reported"] == "yes":
@@ -266,6 +270,27 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
         statement = statements.get(key)
         out.append(f"Learning rate of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}{where}, mean dev{metric} over the selection seeds: {parts}"
                    f"{'; ' + statement if statement else ''}.")
+    out += dropout_lines(rows, by_p, groups, chosen, digits, select_metric)
+    return out
+
+
+def dropout_lines(rows: list[dict], by_p: dict, by_lr: dict, chosen_lr: dict, digits: int, select_metric: str | None) -> list[str]:
+    """How each encoder's dropout was chosen at its chosen rate (``table.protocol.dropout_grid``):
+    mean dev per p over the selection seeds, the config's own dropout being the rate's own runs."""
+    statements = {}
+    for r in rows:
+        if r.get("dropout_choice"):
+            statements.setdefault((r["model"], r["encoder"], r["variant"]), r["dropout_choice"])
+    out = []
+    for key, means in by_p.items():
+        own = by_lr.get(key, {}).get(chosen_lr.get(key))
+        parts = ([f"the config's own: {statistics.fmean(own):.{digits}f}"] if own else []) + [
+            f"{p:g}: {statistics.fmean(v):.{digits}f}" for p, v in sorted(means.items())]
+        metric = f" {select_metric}" if select_metric else ""
+        where = f" on {key[3]}" if key[3] else ""
+        statement = statements.get(key[:3])
+        out.append(f"Dropout of `{key[1]}`{' (' + key[2] + ')' if key[2] else ''}{where} at its chosen rate, mean dev{metric} over the "
+                   f"selection seeds: {'; '.join(parts)}{'; ' + statement if statement else ''}.")
     return out
 
 
