@@ -230,11 +230,17 @@ def _paper_row(registry: dict, name: str) -> dict | None:
 
 
 def _ours_for(rows: list[dict], name: str, compared: list[str]) -> str | None:
-    """Our row standing for the paper's reference row ``name``: the reference row itself where it
-    has reported runs, else the variant the claim's rows were compared on (DCU Table 1's and FHE
-    Table 4's CPU-sized "small"), else the registry's stand-in rows are left to the caller."""
+    """Our row standing for the paper's reference row ``name``: the claim's own row of the same
+    encoder where it has reported runs (an open choice's cell compares ``dt_gru/fn3``, not the plain
+    row), else the reference row itself, else the variant the claim's rows were compared on (DCU
+    Table 1's and FHE Table 4's CPU-sized "small"), else the registry's stand-in rows are left to
+    the caller."""
     encoder, variant = split_row(name)
     has = lambda e, v: any(r["encoder"] == e and (r.get("variant") or "") == v and r.get("reported") == "yes" for r in rows)  # noqa: E731
+    for other in compared:
+        other_encoder, other_variant = split_row(other)
+        if other_encoder == encoder and has(encoder, other_variant):
+            return other
     if has(encoder, variant):
         return name
     for other in compared:
