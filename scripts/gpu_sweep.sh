@@ -1,8 +1,8 @@
 #!/bin/bash
-# A table's sweep on a borrowed GPU machine, in one call: N make_table.py workers side by side on the GPU
+# A table's sweep on a GPU machine, in one call: N make_table.py workers side by side on the GPU
 # (under MPS where it starts), stopped after STOP_AFTER seconds; the finished run folders (no checkpoints)
 # come back in $OUT as runs.tgz.* (with the sanity verdicts they made) for `tar xzf` into RNNBENCH_RUNS on the machine that assembles
-# the table. See docs/scaling.md, "A table's sweep on a borrowed GPU machine".
+# the table. See docs/scaling.md, "A table's sweep on a GPU machine".
 #
 #   bash scripts/gpu_sweep.sh COMMIT EXPERIMENT...
 #   bash scripts/gpu_sweep.sh COMMIT lstm_odyssey_table2_large_bi_resv2:5 lstm_odyssey_table1_bi:10

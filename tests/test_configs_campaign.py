@@ -1,4 +1,4 @@
-"""The reproduction campaign's configs (issue 15): task defaults on complete data with named partial
+"""The reproduction campaign's configs: task defaults on complete data with named partial
 variants, a one-line error when the complete data is missing, the table experiments' protocol and
 footnotes, the LSTM baseline rows and the make targets. (tests/test_configs.py composes every task and
 experiment and smoke-runs every task with every encoder, the new ones included.)"""
@@ -298,7 +298,7 @@ def test_fhe_lambda1_row_changes_only_the_penalty_weight():
 
 
 def test_mzu_table1_small_rows_are_matched_on_parameters_with_the_papers_dropout_and_three_seeds():
-    # issue 13: the small capMZU+DT (hidden 128) and its LSTM baseline used to be 3x apart in parameters
+    # the small capMZU+DT (hidden 128) and its LSTM baseline used to be 3x apart in parameters
     from rnnbench.encoders.build import build_encoder
 
     mzu, lstm = _experiment("mzu_table1_small_mzu"), _experiment("mzu_table1_small_lstm")

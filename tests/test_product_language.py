@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FORBIDDEN = re.compile(r"\bsessions?\b|\bthis\s+machine\b|\blent\b", re.IGNORECASE)  # a phrase may wrap a line
+FORBIDDEN = re.compile(
+    r"\bsessions?\b|\bthis\s+machine\b|\blent\b"
+    r"|\bborrowed\s+(?:an?\s+)?(?:gpu|h100|h200|machine|device)"  # the protocol's borrowed learning rate (lr_from) stays
+    r"|\bgpu[-\s]+time\b|\bseen\s+once\b"
+    r"|\bissues?\s+#?\d+|\(#\d+\)",  # an issue number: the tracker is not part of the product
+    re.IGNORECASE)  # a phrase may wrap a line
 # (path glob, the exact text around the word): API names, not development history.
 ALLOWED = [
     ("tests/conftest.py", 'scope="session"'),  # pytest's fixture scope
@@ -72,6 +77,14 @@ def test_the_rule_catches_each_word(tmp_path):
     good = tmp_path / "fine.md"
     good.write_text("done on 2026-11-25 (7bdf287); silent, excellent, possession, sessionless\n", encoding="utf-8")
     assert len(violations([bad, good], root=tmp_path)) == 4
+
+
+def test_the_rule_catches_tracker_numbers_and_device_stories(tmp_path):
+    bad = tmp_path / "history.md"
+    bad.write_text("fixed in issue 37\nsee (#12)\non a borrowed H100\n15 minutes of GPU time\nseen once in CI\n", encoding="utf-8")
+    good = tmp_path / "fine.md"
+    good.write_text("the rate borrowed from Apparel (lr_from); 0.21 GPU h; issues of the day; seen twice\n", encoding="utf-8")
+    assert len(violations([bad, good], root=tmp_path)) == 5
 
 
 def test_api_names_are_allowed_only_where_listed():

@@ -1,5 +1,5 @@
 """Reliability: every bad input is one clear line before any work; no wrong result is ever
-marked done; no lost work, no leftovers (issue 12)."""
+marked done; no lost work, no leftovers."""
 from __future__ import annotations
 
 import gzip

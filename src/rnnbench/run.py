@@ -79,7 +79,7 @@ def _follow(cfg: DictConfig, dist) -> tuple[str, dict]:
     """A rank other than 0: train with rank 0 when it says so, writing nothing."""
     if distributed.broadcast(None, dist) != "train":
         # Rank 0 waits here too: exiting while this rank still received the one message
-        # aborted this rank in gloo (SIGABRT, seen once in CI).
+        # aborted this rank in gloo (SIGABRT).
         distributed.barrier(dist)
         return "done", {"test": {cfg.task.select_metric: None}}
     with checkpoint.deferred_interrupts():

@@ -231,7 +231,7 @@ def test_until_starts_only_runs_expected_to_end_in_time():
 
 
 def test_until_prices_runs_only_from_runs_on_the_same_kind_of_device():
-    """RCRN Table 4: its 3l_bilstm runs on a borrowed GPU took 4 minutes; one here takes an hour."""
+    """RCRN Table 4: its 3l_bilstm runs on a GPU took 4 minutes; one here takes an hour."""
     import time
 
     module = _module()
@@ -416,7 +416,7 @@ def test_the_plan_total_says_which_runs_it_prices(capsys):
 
 
 def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_from_this_device(monkeypatch, capsys):
-    """RCRN Table 4 (one rate): 3l_bilstm seeds 3-4 had finished on a borrowed GPU before seeds 1-2 (its
+    """RCRN Table 4 (one rate): 3l_bilstm seeds 3-4 had finished on a GPU before seeds 1-2 (its
     selection seeds) ran; the plan counted 0 of 5 and, once priced, would have priced CPU runs at GPU speed."""
     from rnnbench.compose import compose_config
 

@@ -92,7 +92,7 @@ def test_hours_on_a_gpu_are_shown_apart_from_cpu_hours(tmp_path):
 
 
 def test_a_row_timed_on_a_cpu_and_a_gpu_shows_each_devices_time_apart(tmp_path):
-    """RCRN Table 4: 3l_bilstm seeds trained on a borrowed H100 and on a CPU; one mean of both describes neither."""
+    """RCRN Table 4: 3l_bilstm seeds trained on an H100 and on a CPU; one mean of both describes neither."""
     rows, items = _evidence(tmp_path)
     for r in rows:
         if r["encoder"] == "rcrn" and r["seed"] == 3:

@@ -57,7 +57,7 @@ class Deadline:
     plus its test pass), else the longest of any in the table, times ``MARGIN`` for the dev passes
     and a busier machine. The first run starts. Its methods take ``cost_keys`` (or one string).
     Only runs made on this process's kind of device count (``device``, "cpu" or "cuda"; None:
-    every run): a table filled partly on a borrowed GPU would otherwise price a CPU run at a GPU
+    every run): a table filled partly on a GPU would otherwise price a CPU run at a GPU
     run's minutes (RCRN Table 4: a 4-minute GPU run of 3l_bilstm takes an hour here)."""
 
     MARGIN = 1.5

@@ -166,7 +166,7 @@ def _per_dataset(runs, value, summary=lambda values: values[0], collapse: bool =
 
 def _per_device(runs, value, summary) -> str:
     """``_per_dataset`` of a time, split by device where a row's runs trained on both a CPU and a
-    GPU (RCRN Table 4: 3l_bilstm seeds on a borrowed H100 and on a CPU): one mean over both would describe
+    GPU (RCRN Table 4: 3l_bilstm seeds on an H100 and on a CPU): one mean over both would describe
     neither (``121.9 on CPU; 15.0 on GPU``)."""
     runs = list(runs)
     kinds = {"GPU" if _on_gpu(r) else "CPU" for r in runs}
