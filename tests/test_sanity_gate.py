@@ -230,6 +230,27 @@ def test_a_committed_previous_verdict_is_kept_without_the_cache_only_for_a_row_w
     assert gate.NOT_CHECKED_AGAIN in path.read_text().split("## ")[0]  # the header says what such a row shows
 
 
+def test_a_table_names_a_row_not_checked_with_its_regulariser_that_failed_without_it(gate_on, tmp_path):
+    """MZU Table 1's PTB-size rows: version 4 refused two of them (checked without the regulariser);
+    version 5 has not checked them with it. The table still says so, naming the failed check."""
+    overrides = [*gate_on, *SMALL]
+    row = gate.Row("synthetic_span_copy", "synthetic_span_copy", "fhe")
+    cfg = gate.row_config(row, overrides)
+    (tmp_path / "results").mkdir()
+    path = tmp_path / "results" / gate.MARKDOWN
+    previous = _entry(row, gate.FAIL, _failing_verdict(), gate.row_key(cfg, sanity.PREVIOUS))
+    path.write_text(gate.render([(row, previous)]))
+    line = gate.not_checked_line(row, gate.previous_line(cfg, gate.committed_lines(path)))
+    path.write_text(gate.render([(row, {"line": line})]))
+    base = compose_config(["experiment=synthetic_span_copy", *overrides])
+    (note,) = gate.Gate().notes([("synthetic_span_copy", base, ["fhe"])], overrides)
+    assert note.startswith("synthetic_span_copy: fhe is not checked with its regulariser yet and failed the sanity gate without it")
+    assert "30% after 300 steps" in note and note.endswith("the gate checks it before its first run.")
+    path.write_text(gate.render([(row, {"line": line.replace("**30% after 300 steps** ✗", "100% at step 25")
+                                                       .replace(line.split("|")[-3], " - ")})]))
+    assert gate.Gate().notes([("synthetic_span_copy", base, ["fhe"])], overrides) == []  # it passed without it: nothing to say
+
+
 def _passing_verdict() -> sanity.Verdict:
     return sanity.Verdict([sanity.Check("memorisation", 1.0, True, "100% at step 25")], 1e-3, "adam", 64, "examples")
 

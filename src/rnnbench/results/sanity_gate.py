@@ -316,14 +316,29 @@ class Gate:
             columns = [*_columns(base)]
             for encoder in encoders:
                 failures = self.known_failures(experiment, encoder, extra, base)
-                if not failures:
-                    continue
                 has_runs = any((encoder, base.table.variant or "", column) in ran for column in columns)
+                if not failures:
+                    earlier = self.earlier_failures(experiment, encoder, extra, base)
+                    if earlier:  # not checked with its regulariser yet, and it failed without it
+                        what = "its runs predate the check" if has_runs else "the gate checks it before its first run"
+                        notes.append(f"{experiment}: {encoder} is not checked with its regulariser yet and failed the "
+                                     f"sanity gate without it ({'; '.join(earlier)}; results/{MARKDOWN}): {what}.")
+                    continue
                 what = ("its runs were made with --skip-sanity or before the gate" if has_runs
                         else "no run of it was started")
                 notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(failures)}; "
                              f"results/{MARKDOWN}): {what}.")
         return notes
+
+    def earlier_failures(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> list[str]:
+        """The failed checks the previous version of the checks found for a row the current version
+        has not checked (a row whose regulariser weighs in: results/sanity.md's "not checked" line
+        keeps them), or []."""
+        cfg = row_config(Row("", experiment, encoder), extra, base)
+        if known_entry(cfg, row_key(cfg)) is not None:
+            return []
+        line = previous_line(cfg, committed_verdicts(cfg.paths.results_dir))
+        return list(line["failures"]) if line and line["status"] in (FAIL, NOT_CHECKED) else []
 
 
 def _columns(base: DictConfig) -> list[str]:
