@@ -44,6 +44,18 @@ def test_a_classlabel_column_gives_its_class_names(tmp_path):
     assert reader.label_names[splits["train"][0]["label"]] == "geography"
 
 
+def test_label_names_without_reading_the_records_match_those_the_records_use(tmp_path, monkeypatch):
+    """Records read from the prepared cache leave the reader unread: its label names come from the
+    training split's label column, not from tokenising every split again."""
+    for class_label in (False, True):
+        path = str(saved_dataset(tmp_path / str(class_label), class_label=class_label))
+        read = HFDatasetReader(path=path)
+        read.read_files(tmp_path)
+        fresh = HFDatasetReader(path=path)
+        monkeypatch.setattr(fresh, "tokenize", lambda text: pytest.fail("label_names tokenised the records"))
+        assert fresh.label_names == read.label_names
+
+
 def test_a_pair_dataset_keeps_its_columns_as_text_fields(tmp_path):
     reader = HFDatasetReader(path=str(saved_dataset(tmp_path, pair=True)), text_fields=["sentence1", "sentence2"])
     record = reader.read_files(tmp_path)["train"][0]

@@ -110,9 +110,21 @@ class HFDatasetReader(Reader):
 
     @property
     def label_names(self) -> list[str]:
-        if self._labels is None:
-            self.read_files(Path("."))
+        if self._labels is None:  # records read from the prepared cache: the training split's label column only
+            train = self._train_split(self._load())
+            if self.label_field not in train.column_names:
+                raise ConfigError(f"{self._describe()} split {self.splits['train']!r}: no field {self.label_field!r} "
+                                  f"(fields: {', '.join(train.column_names)}); set task.reader.label_field")
+            names = getattr(train.features.get(self.label_field), "names", None)
+            self._labels = sorted({str(names[v]) if names is not None and isinstance(v, int) and 0 <= v < len(names) else str(v)
+                                   for v in train[self.label_field]})
         return self._labels
+
+    def _train_split(self, loaded):
+        name = self.splits["train"]
+        if name not in loaded:
+            raise ConfigError(f"{self._describe()}: no split {name!r} (its splits: {', '.join(loaded)}); set task.reader.splits.train")
+        return loaded[name]
 
     def _label_of(self, split, row: dict, index: int, where: str) -> str:
         if self.label_field not in row:
@@ -147,10 +159,7 @@ class HFDatasetReader(Reader):
 
     def read_files(self, root: Path) -> Splits:
         loaded = self._load()
-        name = self.splits["train"]
-        if name not in loaded:
-            raise ConfigError(f"{self._describe()}: no split {name!r} (its splits: {', '.join(loaded)}); set task.reader.splits.train")
-        train_rows = self._rows(loaded[name], "train")
+        train_rows = self._rows(self._train_split(loaded), "train")
         self._labels = sorted({label for label, *_ in train_rows})
         labels = {label: i for i, label in enumerate(self._labels)}
         out = {"train": self._records(train_rows, "train", labels)}
