@@ -3,7 +3,7 @@
     python scripts/replay_memorisation.py mzu_table1 mzu_cap --steps 130
     python scripts/replay_memorisation.py mzu_table1 mzu_cap --steps 125 --set encoder.routing_iterations=1
 
-The row is built and checked as `scripts/sanity.py` checks it (``rnnbench.sanity.check_model``:
+The row is built and checked as `scripts/sanity.py` checks it (``rnnbench.training.sanity.check_model``:
 the same model, subset, seed and optimizer, so the same numbers); every memorisation step prints
 the training loss, the gradient's norm before clipping and the three parameter groups that carry
 most of it (a group: the parameters sharing the last part of their name, e.g. every
@@ -21,7 +21,7 @@ import time
 import torch
 from hydra.errors import HydraException
 
-from rnnbench import sanity
+from rnnbench.training import sanity
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import sanity_gate as gate
 

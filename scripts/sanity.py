@@ -5,7 +5,7 @@
     python scripts/sanity.py --plan               # list the rows, cached or to check, with their estimated cost
     python scripts/sanity.py --budget-minutes 45  # stop starting rows after 45 CPU minutes (the rest: "not checked")
 
-A row is an encoder under one experiment config, checked by ``rnnbench.sanity`` (five checks:
+A row is an encoder under one experiment config, checked by ``rnnbench.training.sanity`` (five checks:
 docs/sanity.md) and cached under <paths.runs_dir>/sanity/ by its config identity, so the
 command resumes where it stopped and checks again only what changed (a verdict written in
 results/sanity.md counts as cached, and so does the previous version's where the checks' change

@@ -1,4 +1,4 @@
-"""rnnbench.sanity: every check passes on a healthy tiny model and fails on one broken the way
+"""rnnbench.training.sanity: every check passes on a healthy tiny model and fails on one broken the way
 the check is meant to catch (an unused parameter, a head that ignores its input, an encoder that
 reads padding, dropout on an unbounded residual path, states constant across tokens, a rate at
 which nothing is learned); the probes' uniform priors are what a uniform model's loss is."""
@@ -11,7 +11,7 @@ import torch
 from omegaconf import OmegaConf
 from torch import nn
 
-from rnnbench import sanity
+from rnnbench.training import sanity
 from rnnbench.compose import compose_config
 from rnnbench.data.batching import collate
 from rnnbench.data.prepare import prepare

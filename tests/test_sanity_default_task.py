@@ -1,5 +1,5 @@
 """The sanity gate on the default task: every encoder, built as `python train.py encoder=<name>`
-builds it, passes the five checks (rnnbench.sanity). An encoder change that stops a model from
+builds it, passes the five checks (rnnbench.training.sanity). An encoder change that stops a model from
 learning fails here before any campaign row meets it. results/sanity.md ("default task") holds
 the same rows' committed verdicts. The three MZUs are left to `make sanity`: their checks take
 15-70 CPU s each (125-200 memorisation steps of a five-matrix M-function), more than the rest of
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnnbench import sanity
+from rnnbench.training import sanity
 from rnnbench.results import sanity_gate as gate
 
 ALL_ROWS = gate.table_rows(gate.DEFAULT_TABLE, [])

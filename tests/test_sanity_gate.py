@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rnnbench import sanity
+from rnnbench.training import sanity
 from rnnbench.campaign import runner
 from rnnbench.campaign.jobs import job_config
 from rnnbench.compose import compose_config

@@ -1,4 +1,4 @@
-"""What the sanity checks (``rnnbench.sanity``) need to know of each kind of head.
+"""What the sanity checks (``rnnbench.training.sanity``) need to know of each kind of head.
 
 Every head returns a loss and a per-example gold log-likelihood, but "the uniform prior's
 loss", "memorised" and "the output" mean different things for a classifier, a language

@@ -4,7 +4,7 @@ table of them (results/sanity.md), and the check a sweep makes before it trains 
 A row is one encoder under one experiment config (conf/experiment/), composed as
 scripts/make_table.py composes its jobs (``row_config``), at the protocol's first seed and
 the experiment's ``trainer.lr``; the rows of the default task (conf/config.yaml, the
-embedded default job) are every encoder under the default config. ``rnnbench.sanity``
+embedded default job) are every encoder under the default config. ``rnnbench.training.sanity``
 checks a row's model; its verdict is cached in ``<paths.runs_dir>/sanity/<key>.json``,
 keyed by the row's run identity (config, component versions, data fingerprint:
 ``results.identity``) and the checks' thresholds, so a fixed encoder (a bumped version),
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from rnnbench import sanity
+from rnnbench.training import sanity
 from rnnbench.compose import compose_config
 from rnnbench.data.embeddings import GLOVE_SOURCE
 from rnnbench.errors import DatasetMissingError, RnnbenchError
