@@ -1,6 +1,6 @@
 """Load a finished run and use it: predict on new inputs, or re-score it on any split.
 
-- ``bundle(model, cfg, data)``: what a run's ``best.pt`` holds, so a checkpoint is
+- ``bundle(model, cfg, data)`` (``training.checkpoint``): what a run's ``best.pt`` holds, so a checkpoint is
   self-contained: the weights, the resolved config (a plain dict), the vocabulary (its
   ``itos`` list, lower-casing, the text fields it numericalises and, for a run with a
   character encoder, the character vocabulary) and the label names.
@@ -34,8 +34,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from rnnbench.errors import ConfigError, RnnbenchError
 from rnnbench.results.run_record import git_commit, hardware
+from rnnbench.training.checkpoint import FORMAT, bundle, is_bundle  # noqa: F401 - what best.pt holds, read here
 
-FORMAT = 1  # of the bundle; bump when its keys change meaning
 SPLITS = ("train", "dev", "test")
 EVAL_PREFIX = "eval-"
 
@@ -60,33 +60,6 @@ class EvaluationOverrideRefused(ConfigError):
 
 class UnknownSplit(ConfigError):
     """A split other than train, dev and test."""
-
-
-# --- the checkpoint bundle -------------------------------------------------------------
-
-def bundle(model: torch.nn.Module, cfg: DictConfig, data) -> dict:
-    """What ``best.pt`` holds: ``{"model", "config", "vocab", "label_names", "format"}``.
-
-    ``data`` is the run's ``TaskData`` (vocabulary, text fields, label names). Everything
-    but the weights is plain Python (lists, dicts, strings), so the file also loads with
-    ``torch.load(..., weights_only=True)``."""
-    config = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(cfg, DictConfig) else dict(cfg)
-    config.pop("hydra", None)
-    vocab = {"itos": list(data.vocab.itos), "lowercase": bool(data.vocab.lowercase), "fields": list(data.fields)}
-    chars = getattr(data.vocab, "chars", None)
-    if chars is not None:  # the character vocabulary of a run with a character encoder (embedding.char)
-        vocab["chars"] = {"itos": list(chars.itos), "max_word_length": int(chars.max_word_length)}
-    return {
-        "model": model.state_dict(),
-        "config": config,
-        "vocab": vocab,
-        "label_names": list(data.label_names),
-        "format": FORMAT,
-    }
-
-
-def is_bundle(saved: dict) -> bool:
-    return isinstance(saved, dict) and {"model", "config", "vocab", "label_names"} <= set(saved)
 
 
 def _weights_of(saved: dict, path: Path) -> dict:

@@ -13,7 +13,7 @@ Schema of ``last.pt`` (a plain dict, so it loads with nothing but torch): ``mode
 ``optimizer`` (state dicts), ``state`` (``TrainState`` as a dict: where the run is),
 ``rng`` (the RNG state of rank 0), and where they apply ``rng_ranks`` (every rank's RNG
 state, multi-GPU runs) and ``scaler`` (the fp16 gradient scaler). ``best.pt`` is
-self-contained (``rnnbench.inference.bundle``): the best dev epoch's weights (``model``), the
+self-contained (``bundle`` below): the best dev epoch's weights (``model``), the
 resolved config, the vocabulary and the label names, so ``rnnbench.load`` needs nothing else.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
+from omegaconf import DictConfig, OmegaConf
 
 from rnnbench.errors import DamagedFileError
 from rnnbench.results.records import set_aside, temporary_for
@@ -178,3 +179,33 @@ def deferred_interrupts():
         for sig, before in previous.items():
             signal.signal(sig, before)
         _interrupts.requested = _interrupts.armed = False
+
+
+# --- the bundle ``best.pt`` holds, read by rnnbench.inference ------------------------------
+
+FORMAT = 1  # of the bundle; bump when its keys change meaning
+
+
+def bundle(model: torch.nn.Module, cfg, data) -> dict:
+    """What ``best.pt`` holds: ``{"model", "config", "vocab", "label_names", "format"}``.
+
+    ``data`` is the run's ``TaskData`` (vocabulary, text fields, label names). Everything
+    but the weights is plain Python (lists, dicts, strings), so the file also loads with
+    ``torch.load(..., weights_only=True)``."""
+    config = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True) if isinstance(cfg, DictConfig) else dict(cfg)
+    config.pop("hydra", None)
+    vocab = {"itos": list(data.vocab.itos), "lowercase": bool(data.vocab.lowercase), "fields": list(data.fields)}
+    chars = getattr(data.vocab, "chars", None)
+    if chars is not None:  # the character vocabulary of a run with a character encoder (embedding.char)
+        vocab["chars"] = {"itos": list(chars.itos), "max_word_length": int(chars.max_word_length)}
+    return {
+        "model": model.state_dict(),
+        "config": config,
+        "vocab": vocab,
+        "label_names": list(data.label_names),
+        "format": FORMAT,
+    }
+
+
+def is_bundle(saved: dict) -> bool:
+    return isinstance(saved, dict) and {"model", "config", "vocab", "label_names"} <= set(saved)

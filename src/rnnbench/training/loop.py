@@ -30,7 +30,6 @@ from omegaconf import DictConfig
 from rnnbench.data.batching import batch_indices, collate, to_device
 from rnnbench.data.prepare import TaskData, prepare
 from rnnbench.errors import ConfigError, RunInterrupted, TrainingDiverged
-from rnnbench.inference import bundle
 from rnnbench.kernels import dispatch
 from rnnbench.metrics import check_names
 from rnnbench.metrics import implementations as metric_implementations
@@ -277,7 +276,7 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
     if improved:
         state.best, state.best_epoch, state.best_dev = value, state.epoch + 1, dev_scores
         if run.dist.main:
-            checkpoint.save(run.run_dir / checkpoint.BEST, **bundle(run.model, run.cfg, run.data))  # self-contained: rnnbench.load
+            checkpoint.save(run.run_dir / checkpoint.BEST, **checkpoint.bundle(run.model, run.cfg, run.data))  # self-contained: rnnbench.load
     # Epochs before the first one that beats the majority-class baseline are not counted.
     state.bad_epochs = patience.bad_epochs_after(state.bad_epochs, improved, patience.started(run.dev_curve(state), run.baseline, lower_is_better))
     # An encoder may change its objective after a dev score (FHE Table 3 enforces its sparsity penalty once the
