@@ -100,6 +100,9 @@ class EmbeddingConf:
     min_coverage: float = 0.5
 
 
+PRECISIONS = ("32", "bf16", "fp16")  # trainer.precision: float32, or autocast to bfloat16 / float16
+
+
 @dataclass
 class TrainerConf:
     epochs: int = 10
@@ -128,7 +131,7 @@ class TrainerConf:
     kernel_impl: str = "auto"
     # 32 (float32, default) | bf16 | fp16: autocast around the forward pass, the encoder's recurrence
     # kept in float32 (training/precision.py says why); fp16 adds a gradient scaler and needs CUDA.
-    precision: str = "32"
+    precision: str = "32"  # one of PRECISIONS
 
 
 @dataclass
@@ -333,11 +336,9 @@ def _check_kernel_impl(cfg) -> None:
 
 
 def _check_precision(cfg) -> None:
-    from rnnbench.training.precision import CHOICES
-
     value = str(cfg.trainer.get("precision", "32"))
-    if value not in CHOICES:
-        raise ConfigError(f"trainer.precision={value}: must be one of {', '.join(CHOICES)} (32 is float32)")
+    if value not in PRECISIONS:
+        raise ConfigError(f"trainer.precision={value}: must be one of {', '.join(PRECISIONS)} (32 is float32)")
     if value == "fp16" and (str(cfg.trainer.device) == "cpu" or not _cuda_available()):
         raise ConfigError("trainer.precision=fp16 needs CUDA (autocast on the CPU supports bfloat16): use trainer.precision=bf16 or 32")
 

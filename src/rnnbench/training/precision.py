@@ -22,9 +22,9 @@ import functools
 import torch
 from torch import nn
 
+from rnnbench.config import PRECISIONS as CHOICES
 from rnnbench.errors import ConfigError
 
-CHOICES = ("32", "bf16", "fp16")
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
