@@ -48,6 +48,9 @@ RUN = {
     # that it is the table's run (same identity) is tests/results/test_identity.py's
     "python train.py task=trec encoder=bilstm seed=1": "python train.py task=trec encoder=bilstm seed=1 trainer=smoke paths.runs_dir={runs}",
     "rnnbench table rcrn_table5 --plan": "rnnbench table rcrn_table5 --plan --set paths.runs_dir={runs}",
+    "rnnbench compare --encoders bilstm,rcrn,3l_bilstm task=text_classification task.reader.path=examples/questions.csv --plan":
+        "rnnbench compare --encoders bilstm,rcrn,3l_bilstm task=text_classification task.reader.path=examples/questions.csv --plan "
+        "paths.runs_dir={runs} --out {runs}/comparison",
 }
 # Commands that need the real data folder (the test is marked realdata and skipped without it).
 NEEDS_DATA = {"python train.py task=trec encoder=3l_bilstm", "python train.py task=trec encoder=bilstm seed=1"}
@@ -67,6 +70,8 @@ NOT_RUN = {
     "make claims": "rewrites the committed results/claims.md; tests/results/test_claims_script.py tests the script",
     "python train.py task=text_classification task.reader.path=mine.csv encoder=bilstm":
         "reads the reader's own file; tests/test_configs.py smoke-runs the task on a fixture file, tests/data/test_text_files.py tests its reader",
+    "rnnbench compare --encoders bilstm,rcrn,3l_bilstm task=text_classification task.reader.path=mine.csv":
+        "reads the reader's own file and trains 27 runs; tests/commands/test_compare.py runs docs/compare.md's example end to end, shrunk",
 }
 
 
@@ -212,6 +217,8 @@ def test_readme_command_runs(command, request, tmp_path):
     output = result.stdout + result.stderr
     if " -m " in command:
         assert "4 jobs: 4 ran" in output, output[-2000:]
+    elif command.startswith("rnnbench compare"):
+        assert "27 run(s) to run" in output and not (runs / "comparison").exists(), output[-2000:]
     elif command.startswith("python evaluate.py"):
         assert "recorded by the run" in output and "wrote" in output, output[-2000:]
     elif command.startswith("python train.py") and "--help" not in command:

@@ -40,11 +40,24 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
         if name in definitions.BENCHMARKS:
             raise RnnbenchError(f"{name} is measured, not trained: run {definitions.BENCHMARKS[name]}")
         running = definitions.to_run(name, only, part or named_part)
+    except RnnbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return make_experiments(name, definitions.experiments_of(name), running, mode, until, overrides, skip_sanity, replace_committed)
+
+
+def make_experiments(name: str, experiments: list[str], running: list[str], mode: str = RUN, until: str | None = None,
+                     overrides: list[str] = (), skip_sanity: bool = False, replace_committed: bool = False) -> int:
+    """``make_table`` once the table is known: ``experiments`` are every experiment that fills the
+    table ``name`` (each composes as ``experiment=<experiment>``: a config of conf/experiment/, or
+    one defined in memory, as ``rnnbench compare`` defines its comparison), ``running`` those
+    whose missing runs ``mode`` RUN trains. The other arguments are ``make_table``'s."""
+    try:
         overrides = list(overrides)
         built = set(known_encoders())
         # Each experiment composed once: its config and the encoders of its sweep that exist.
         plans = [(experiment, compose_config([f"experiment={experiment}", *overrides]),
-                  [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in definitions.experiments_of(name)]
+                  [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in experiments]
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

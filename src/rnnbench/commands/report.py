@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 
 HELP = """Build the report: a static site of every table, claim and run, from the committed evidence
-(results/) and your runs (runs/, or RNNBENCH_RUNS), into site/ (ignored by git). Open site/index.html
-in a browser, or put the folder on any static host: no server, nothing fetched from elsewhere.
+(results/), your runs (runs/, or RNNBENCH_RUNS) and your comparisons (comparisons/, written by
+rnnbench compare), into site/ (ignored by git). Open site/index.html in a browser, or put the folder
+on any static host: no server, nothing fetched from elsewhere.
 
   rnnbench report                    write site/
-  rnnbench report --out /tmp/report  somewhere else"""
+  rnnbench report --out /tmp/report  somewhere else
+  rnnbench report --comparisons DIR  your comparisons from another folder (rnnbench compare --out DIR/NAME)"""
 
 
 def add_parser(verbs, verb: str, summary: str) -> None:

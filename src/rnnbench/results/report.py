@@ -393,6 +393,10 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
         claim_md, _ = claim_lines(name, rows, items, confidence, samples, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")),
                                   floors.read_floors(out_dir))
         extra += claim_md
+    if table.get("comparison"):  # a comparison of your own (rnnbench compare): each encoder against its baseline
+        from rnnbench.results import comparison
+
+        extra += comparison.section(name, table, rows, items, floors.read_floors(out_dir), digits)
     notes = [*notes, *untrained_lines(rows), *collapsed_lines(rows), *selection_lines(rows, digits, select_metric)]
     if rows:
         notes.append(f"Per-run evidence: [{name}.csv]({name}.csv) (every run of the protocol, one row per run and column)"

@@ -31,8 +31,22 @@ PAPER_NOTE = "Paper: numbers as printed in the paper (its own embeddings and har
 OUR_VARIANT = "variant, ours"  # a paper model run in our own setting (e.g. a CPU-sized "small")
 
 
+# Tables defined in memory instead of by a registry file: a comparison of your own encoders on your
+# own data (``rnnbench compare``, rnnbench.campaign.comparison), table name -> its definition.
+DEFINED: dict[str, dict] = {}
+
+
+def define_table(name: str, table: dict) -> None:
+    """Define table ``name`` in memory, shaped as a registry file is (rows, claims, caption): every
+    reader of ``paper_table`` sees it, in this process, as if the file existed."""
+    DEFINED[name] = copy.deepcopy(table)
+
+
 def paper_table(name: str) -> dict:
-    """The registry's numbers for table ``name`` (src/rnnbench/results/paper_numbers/<name>.yaml)."""
+    """The registry's numbers for table ``name`` (src/rnnbench/results/paper_numbers/<name>.yaml),
+    or the table defined in memory under that name (``define_table``)."""
+    if name in DEFINED:
+        return copy.deepcopy(DEFINED[name])
     path = REGISTRY / f"{name}.yaml"
     if not path.exists():
         known = sorted(p.stem for p in REGISTRY.glob("*.yaml"))

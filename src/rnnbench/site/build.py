@@ -1,6 +1,6 @@
 """Build the report: a static site from the committed evidence (``results/``) and your runs.
 
-    rnnbench report [--out site] [--results results] [--runs runs]     (make report)
+    rnnbench report [--out site] [--results results] [--runs runs] [--comparisons comparisons]     (make report)
 
 Writes plain HTML, CSS, a little JavaScript and SVG figures into ``--out`` (default ``site/``,
 ignored by git): open ``site/index.html`` in a browser, or serve the folder from any static
@@ -11,6 +11,7 @@ host. Nothing is fetched from elsewhere and no server is needed. The pages:
 - Tables: one page per paper table (ours beside the paper, cost and trust, curves, claims).
 - Cost: time against sequence length on CPU and GPU, parameters, CPU hours per table.
 - Your runs: the runs under ``runs/``, and a comparison of any two or more.
+- Your comparisons: each comparison ``rnnbench compare`` wrote under ``comparisons/`` (``--comparisons``).
 
 The evidence files are copied under ``results/`` of the site, so every link works offline.
 """
@@ -29,6 +30,7 @@ from pathlib import Path
 from rnnbench.errors import ConfigError
 from rnnbench.results import evidence, figures, floors, palette, report
 from rnnbench.results.tables import REGISTRY, model_name, paper_table
+from rnnbench.site import comparisons as your_comparisons
 from rnnbench.site import markdown, pages
 from rnnbench.site.options import runs_folder
 from rnnbench.site.claims_adapter import ClaimView, claim_views
@@ -233,8 +235,10 @@ def _pool() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)))
 
 
-def build(results: Path, runs_dir: Path, out: Path, status_of_table: Callable[[str], str] | None = None, say=print) -> Path:
-    """Write the whole site into ``out``; returns its home page."""
+def build(results: Path, runs_dir: Path, out: Path, status_of_table: Callable[[str], str] | None = None, say=print,
+          comparisons: Path | None = None) -> Path:
+    """Write the whole site into ``out``; returns its home page. ``comparisons``: the folder of your
+    comparisons (``rnnbench compare``), each shown as a page; None: none shown."""
     if not results.is_dir():
         raise ReportError(f"--results {results}: no such folder (the committed evidence lives in results/)")
     from rnnbench.site import runs_source
@@ -300,12 +304,15 @@ def build(results: Path, runs_dir: Path, out: Path, status_of_table: Callable[[s
     (out / "runs.html").write_text(pages.runs_page(my_runs, str(runs_dir), {**palette.ENCODER_COLOURS,
                                                                              **{r["encoder"]: palette.colour(r["encoder"]) for r in my_runs}}))
     (out / "ledger.html").write_text(pages.ledger(views))
-    (out / "index.html").write_text(pages.home(views, hours, len(my_runs), _commit(results)))
-    say(f"wrote {len(views)} claim cards, {len(table_names)} table pages, {len(my_runs)} runs into {out}")
+    mine = your_comparisons.find(comparisons)
+    your_comparisons.write(mine, out)
+    (out / "index.html").write_text(pages.home(views, hours, len(my_runs), _commit(results), [(c.href, c.title) for c in mine],
+                                               str(comparisons or "comparisons")))
+    say(f"wrote {len(views)} claim cards, {len(table_names)} table pages, {len(my_runs)} runs, {len(mine)} comparison(s) into {out}")
     return out / "index.html"
 
 
 def run(args: argparse.Namespace, status_of_table: Callable[[str], str] | None = None) -> int:
-    index = build(args.results, runs_folder(args), args.out, status_of_table)
+    index = build(args.results, runs_folder(args), args.out, status_of_table, comparisons=args.comparisons)
     print(f"open {index.resolve().as_uri()}")
     return 0

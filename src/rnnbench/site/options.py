@@ -11,6 +11,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("site"), help="the folder to write the site into (default: site)")
     parser.add_argument("--results", type=Path, default=Path("results"), help="the committed evidence (default: results)")
     parser.add_argument("--runs", type=Path, default=None, help="your runs (default: RNNBENCH_RUNS, else runs)")
+    parser.add_argument("--comparisons", type=Path, default=Path("comparisons"),
+                        help="your comparisons, one folder each (rnnbench compare; default: comparisons)")
 
 
 def runs_folder(args: argparse.Namespace) -> Path:

@@ -59,7 +59,9 @@ def _counts_bar(counts: Counter, total: int, link: str = "") -> str:
     return (f'<a class="barlink" href="{link}">{bar}</a>' if link else bar) + f'<p class="counts">{legend}</p>'
 
 
-def home(views: list[ClaimView], hours: list[TableHours], runs: int, commit: str) -> str:
+def home(views: list[ClaimView], hours: list[TableHours], runs: int, commit: str,
+         comparisons: list[tuple[str, str]] = (), comparisons_dir: str = "comparisons") -> str:
+    """``comparisons``: (href, title) of each of your comparisons (``rnnbench compare``) the site shows."""
     main = [v for v in views if not v.device]
     device = [v for v in views if v.device]
     counts = Counter(v.verdict for v in main)
@@ -129,9 +131,52 @@ The largest:</p>
 <h2>Your runs</h2>
 <p>{f'{runs} run(s) under <code>runs/</code>: <a href="runs.html">compare them</a>.' if runs else 'No runs yet under <code>runs/</code>: <code>make run</code> trains one; <a href="runs.html">Your runs</a> lists them once there.'}</p>
 </section>
+{_comparisons_section(comparisons, comparisons_dir)}
 <p class="small muted">{f"Evidence at commit <code>{esc(commit)}</code>." if commit else ""}</p>
 """
     return page("Home", body, "", "index.html", QUESTION)
+
+
+def _comparisons_section(comparisons: list[tuple[str, str]], folder: str) -> str:
+    """Home's "Your comparisons": a link to each, or one line saying how to make the first."""
+    if not comparisons:
+        return (f'<section id="your-comparisons"><h2>Your comparisons</h2><p>No comparisons yet under <code>{esc(folder)}/</code>: '
+                '<code>rnnbench compare --encoders bilstm,rcrn task=text_classification task.reader.path=mine.csv</code> '
+                'compares encoders on your own data under the tables\' protocol (docs/compare.md in the repository), and '
+                'the report shows it once there.</p></section>')
+    links = "".join(f'<li><a href="{esc(href)}">{esc(title)}</a></li>' for href, title in comparisons)
+    return (f'<section id="your-comparisons"><h2>Your comparisons</h2><p>{len(comparisons)} comparison(s) of encoders on your own '
+            f'data under <code>{esc(folder)}/</code> (<a href="comparisons/index.html">all of them</a>):</p><ul>{links}</ul></section>')
+
+
+def comparison_page(title: str, body_html: str, curves: str | None, evidence_links: list[tuple[str, str]]) -> str:
+    """One of your comparisons (``rnnbench compare``): its table, as a paper table's page shows one."""
+    root = "../../"
+    links = " · ".join(f'<a href="{esc(href)}">{esc(label)}</a>' for label, href in evidence_links)
+    figure = (f'<figure><img src="{esc(curves)}" alt="Learning curves of {esc(title)}"><figcaption>Dev score per epoch of each '
+              'encoder: the mean over seeds, the band from min to max.</figcaption></figure>') if curves else ""
+    body = f"""
+<p class="crumbs"><a href="{root}index.html">Home</a> › <a href="../index.html">Your comparisons</a></p>
+<h1>{esc(title)}</h1>
+{f"<p>Evidence: {links}</p>" if links else ""}
+{figure}
+<article class="md">{body_html}</article>
+"""
+    return page(title, body, root, "", f"Your comparison: {title}")
+
+
+def comparisons_index(entries: list[tuple[str, str, str, list[tuple[str, str]]]]) -> str:
+    """``entries``: (name, title, baseline, [(encoder, verdict against the baseline)]) of each comparison."""
+    rows = "".join(
+        f'<tr><td><a href="{esc(name)}/index.html">{esc(title)}</a></td><td><code>{esc(baseline)}</code></td><td>'
+        + "; ".join(f"<code>{esc(encoder)}</code>: {esc(verdict)}" for encoder, verdict in verdicts) + "</td></tr>"
+        for name, title, baseline, verdicts in entries)
+    body = f"""<p class="crumbs"><a href="../index.html">Home</a></p>
+<h1>Your comparisons</h1>
+<p>Encoders compared on your own data by <code>rnnbench compare</code>, under the protocol of the paper tables: each
+encoder against the baseline, paired by seed, Holm's correction over the pairs.</p>
+<table class="data"><thead><tr><th>comparison</th><th>baseline</th><th>each encoder against it</th></tr></thead><tbody>{rows}</tbody></table>"""
+    return page("Your comparisons", body, "../", "")
 
 
 def _fmt_pair(pair, digits: int = 2) -> str:
