@@ -54,10 +54,14 @@ def test_an_open_choices_cell_reads_its_own_variant_of_the_reference_row():
     # MZU Table 6's cells compare against dt_gru/fn3: its parity is that row's, not the plain dt_gru's
     registry = {**REGISTRY, "reference": {"rows": ["bilstm"]}}
     rows = _rows("bilstm", "A", [80.0] * 3) + _rows("bilstm", "A", [89.5] * 3, "fn3") + _rows("rcrn", "A", [90.0] * 3, "x")
-    scope = gates.parity(registry, rows, CLAIM, ["rcrn/x", "bilstm/fn3"], {"A"})
+    cell = {**CLAIM, "better": "rcrn/x", "worse": "bilstm/fn3", "cell_of": {"rcrn": "rcrn/x", "bilstm": "bilstm/fn3"}}
+    scope = gates.parity(registry, rows, cell, ["rcrn/x", "bilstm/fn3"], {"A"})
     assert scope.kind == gates.ABOUT_PAPER and "ours: bilstm/fn3" in scope.why
     plain = gates.parity(registry, rows, CLAIM, ["rcrn/x", "bilstm"], {"A"})
     assert plain.kind == gates.IN_OUR_SETTING and "bilstm -10.0" in plain.why
+    # outside a cell, a claim comparing another variant of the reference row's encoder reads the reference row
+    other = gates.parity(registry, rows, {**CLAIM, "worse": "bilstm/fn3"}, ["rcrn/x", "bilstm/fn3"], {"A"})
+    assert other.kind == gates.IN_OUR_SETTING and "bilstm -10.0" in other.why
 
 
 def test_a_table_without_a_reference_row_is_in_our_setting():

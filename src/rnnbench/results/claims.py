@@ -258,7 +258,8 @@ def _with_open_choice(table: str, registry: dict, claim: dict, open_choice: dict
     paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
     cells = []
     for cell in open_choice["cells"]:
-        cell_claim = {**claim, "better": cell["better"], "worse": cell["worse"], "paper_rows": paper_rows}
+        cell_claim = {**claim, "better": cell["better"], "worse": cell["worse"], "paper_rows": paper_rows,
+                      "cell_of": {claim["better"]: cell["better"], claim["worse"]: cell["worse"]}}  # the rows the cell replaces
         cells.append((str(cell["value"]), _gated(table, cell_claim, rows, items, confidence, counts, floors)))
     own = (claim["better"], claim["worse"])
     is_cell = any((c["better"], c["worse"]) == own for c in open_choice["cells"])

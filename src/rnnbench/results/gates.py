@@ -229,18 +229,16 @@ def _paper_row(registry: dict, name: str) -> dict | None:
     return None
 
 
-def _ours_for(rows: list[dict], name: str, compared: list[str]) -> str | None:
-    """Our row standing for the paper's reference row ``name``: the claim's own row of the same
-    encoder where it has reported runs (an open choice's cell compares ``dt_gru/fn3``, not the plain
-    row), else the reference row itself, else the variant the claim's rows were compared on (DCU
-    Table 1's and FHE Table 4's CPU-sized "small"), else the registry's stand-in rows are left to
-    the caller."""
+def _ours_for(rows: list[dict], name: str, compared: list[str], cell: dict[str, str] | None = None) -> str | None:
+    """Our row standing for the paper's reference row ``name``: in an open choice's cell, the
+    cell's row where the reference row is one the cell replaces (``cell``: the claim's own row ->
+    the cell's, MZU Table 6's ``dt_gru`` -> ``dt_gru/fn3``); else the reference row itself where it
+    has reported runs, else the variant the claim's rows were compared on (DCU Table 1's and FHE
+    Table 4's CPU-sized "small"), else the registry's stand-in rows are left to the caller."""
     encoder, variant = split_row(name)
     has = lambda e, v: any(r["encoder"] == e and (r.get("variant") or "") == v and r.get("reported") == "yes" for r in rows)  # noqa: E731
-    for other in compared:
-        other_encoder, other_variant = split_row(other)
-        if other_encoder == encoder and has(encoder, other_variant):
-            return other
+    if cell and name in cell and has(*split_row(cell[name])):
+        return cell[name]
     if has(encoder, variant):
         return name
     for other in compared:
@@ -263,9 +261,10 @@ def parity(registry: dict, rows: list[dict], claim: dict, compared: list[str], d
     names = matching or names  # a table of two settings (RCRN Table 8 with and without attention): the claim's own
     columns = list(reference.get("columns") or sorted(datasets))
     gaps, unknown = [], []
+    cell = claim.get("cell_of")  # an open choice's cell (results/choices.py): the claim's own rows -> the cell's
     for name in names:
         paper_row = _paper_row(registry, name)
-        ours_name = _ours_for(rows, name, compared)
+        ours_name = _ours_for(rows, name, compared, cell)
         if ours_name is None:
             unknown.append(f"no run of {name}")
             continue
