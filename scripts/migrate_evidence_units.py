@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rnnbench.campaign.definitions import table_scale
 from rnnbench.results import evidence
-from rnnbench.results.sanity_gate import committed_tables
+from rnnbench.campaign.sanity_gate import committed_tables
 
 
 def migrate(table: str, results: Path) -> list[str]:

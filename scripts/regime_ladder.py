@@ -44,7 +44,8 @@ from rnnbench.campaign.dropout import dropout_overrides, setting
 from rnnbench.campaign.jobs import job_config
 from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.experiments import row_name, sweep_of
-from rnnbench.results import evidence, gates, protocol, report
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence, gates, report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
 from rnnbench.results.records import RECORD, is_partial, read_record, temporary_for

@@ -23,7 +23,7 @@ from hydra.errors import HydraException
 
 from rnnbench.training import sanity
 from rnnbench.errors import RnnbenchError
-from rnnbench.results import sanity_gate as gate
+from rnnbench.campaign import sanity_gate as gate
 
 
 def gradient_groups(model: torch.nn.Module) -> tuple[float, list[tuple[str, float]]]:

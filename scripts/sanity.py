@@ -26,7 +26,7 @@ import torch
 
 from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
-from rnnbench.results import sanity_gate as gate
+from rnnbench.campaign import sanity_gate as gate
 
 
 def plan_rows(tables: list[str], extra: list[str]) -> list[gate.Row]:

@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 # The sanity gate in front of a table's runs (docs/sanity.md) is off: the suite's tiny smoke models
-# are not meant to pass it; tests of the gate switch it on (tests/test_sanity_gate.py).
+# are not meant to pass it; tests of the gate switch it on (tests/campaign/test_sanity_gate.py).
 os.environ.setdefault("RNNBENCH_SANITY_GATE", "off")
 # The kernel tests run the Triton kernels on CPU tensors, in Triton's interpreter, which
 # is read when a kernel is defined: set here, before any test module imports Triton (the

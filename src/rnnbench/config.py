@@ -159,10 +159,10 @@ class ProtocolConf:
     # Table 1: one domain's choice for all, under half the runs); then every seed runs at that rate.
     lr_from: Optional[str] = None
     # A choice at the grid's smallest or largest rate extends the grid one step past that edge (x0.5, x2)
-    # and is made again, at most this many times (0: never); results/protocol.py choose_rate.
+    # and is made again, at most this many times (0: never); campaign/protocol.py choose_rate.
     max_grid_extensions: int = 3
     # Dropout p's tried at the chosen rate on the selection seeds, after the rate (empty: the config's own
-    # dropout only); the best mean dev score among the config's own and these is chosen (results/protocol.py).
+    # dropout only); the best mean dev score among the config's own and these is chosen (campaign/protocol.py).
     # Where p goes is the same for every encoder: campaign/dropout.py.
     dropout_grid: List[float] = field(default_factory=list)
     confidence: float = 0.95  # of the intervals in the table and the claims ledger

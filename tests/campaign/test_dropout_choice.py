@@ -9,7 +9,8 @@ import pytest
 
 from rnnbench.compose import compose_config
 from rnnbench.errors import ConfigError
-from rnnbench.results import evidence, protocol
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence
 from tests.helpers import load_script
 
 

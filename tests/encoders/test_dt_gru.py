@@ -216,7 +216,7 @@ def test_mzu_table6s_committed_runs_keep_their_folders(real_data):
 
     from rnnbench.campaign.jobs import job_config
     from rnnbench.results.identity import run_dir
-    from rnnbench.results.protocol import Job
+    from rnnbench.campaign.protocol import Job
     from tests.helpers import REPO
 
     rows = [r for r in csv.DictReader(open(REPO / "results" / "mzu_table6.csv"))

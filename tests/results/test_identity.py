@@ -78,7 +78,7 @@ def _table5_seed1(encoder: str, extra: list[str]):
     import csv
 
     from rnnbench.campaign.jobs import job_config
-    from rnnbench.results.protocol import Job
+    from rnnbench.campaign.protocol import Job
     from tests.helpers import REPO
 
     lr = next(float(r["lr"]) for r in csv.DictReader(open(REPO / "results" / "rcrn_table5.csv"))

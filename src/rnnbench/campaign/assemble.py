@@ -10,7 +10,8 @@ from pathlib import Path
 
 from rnnbench.errors import RnnbenchError
 from rnnbench.experiments import claimed_parameter_counts
-from rnnbench.results import evidence, patience, protocol, report
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence, patience, report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit

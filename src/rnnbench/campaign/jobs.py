@@ -13,7 +13,8 @@ from omegaconf import OmegaConf
 from rnnbench.compose import compose_config
 from rnnbench.campaign import reruns
 from rnnbench.campaign.dropout import dropout_overrides
-from rnnbench.results import evidence, patience, protocol
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence, patience
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import read_record
 from rnnbench.training.checkpoint import LAST

@@ -10,7 +10,8 @@ import time
 
 from omegaconf import OmegaConf
 
-from rnnbench.results import evidence, protocol, report
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence, report
 from rnnbench.campaign.jobs import finished, is_done, job_config, jobs_of, started_runs
 from rnnbench.campaign.rates import chosen_dropout, known_choice
 

@@ -9,7 +9,8 @@ from typing import Callable
 
 from rnnbench.compose import compose_config
 from rnnbench.errors import ConfigError
-from rnnbench.results import evidence, protocol
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence
 from rnnbench.campaign.jobs import finished, jobs_of
 
 Fetch = Callable[[str, protocol.Job], "dict | None"]  # (experiment, job) -> its record, trained first or not

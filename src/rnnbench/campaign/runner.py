@@ -7,10 +7,11 @@ import sys
 import time
 
 from rnnbench.errors import RnnbenchError, RunInProgress
-from rnnbench.results import evidence, protocol
+from rnnbench.campaign import protocol
+from rnnbench.results import evidence
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import DONE, RECORD, set_aside
-from rnnbench.results.sanity_gate import Gate
+from rnnbench.campaign.sanity_gate import Gate
 from rnnbench.results.tables import ours_only_table, paper_table
 from rnnbench.run import train
 from rnnbench.campaign import pricing

@@ -49,7 +49,7 @@ what it is:
 
 ``check_model`` runs them in that order (the first four at initialisation, memorisation
 last since it trains the model) and returns a ``Verdict``. Which rows a table runs, the
-cache of verdicts and the gate in front of a sweep are ``rnnbench.results.sanity_gate``.
+cache of verdicts and the gate in front of a sweep are ``rnnbench.campaign.sanity_gate``.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sanity gate (rnnbench.results.sanity_gate): rows, the verdict cache keyed by config
+"""The sanity gate (rnnbench.campaign.sanity_gate): rows, the verdict cache keyed by config
 identity, results/sanity.md, the gate in front of a campaign's runs (rnnbench.campaign.runner) and scripts/sanity.py."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from rnnbench.training import sanity
 from rnnbench.campaign import runner
 from rnnbench.campaign.jobs import job_config
 from rnnbench.compose import compose_config
-from rnnbench.results import sanity_gate as gate
-from rnnbench.results.protocol import Job
+from rnnbench.campaign import sanity_gate as gate
+from rnnbench.campaign.protocol import Job
 from tests.helpers import load_script
 
 SMALL = ["encoder.hidden_size=8", "task.reader.train_size=200", "task.reader.dev_size=8", "task.reader.test_size=8"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from rnnbench.training import sanity
-from rnnbench.results import sanity_gate as gate
+from rnnbench.campaign import sanity_gate as gate
 
 ALL_ROWS = gate.table_rows(gate.DEFAULT_TABLE, [])
 LEFT_TO_MAKE_SANITY = {"mzu_cap", "mzu_sat", "mzu_gcn"}

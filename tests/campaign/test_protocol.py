@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from rnnbench.results import protocol
+from rnnbench.campaign import protocol
 
 
 def _protocol(**kw):
