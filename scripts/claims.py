@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
-from rnnbench.experiments import experiments_of
+from rnnbench.campaign.definitions import experiments_of
 from rnnbench.results import ledger, verdicts
 from rnnbench.results.identity import data_inputs
 

@@ -43,7 +43,7 @@ from rnnbench.campaign import definitions, pricing
 from rnnbench.campaign.dropout import dropout_overrides, setting
 from rnnbench.campaign.jobs import job_config
 from rnnbench.errors import RnnbenchError, RunInProgress
-from rnnbench.experiments import row_name, sweep_of
+from rnnbench.campaign.definitions import row_name, sweep_of
 from rnnbench.campaign import protocol
 from rnnbench.results import evidence, gates, report
 from rnnbench.results.identity import run_dir

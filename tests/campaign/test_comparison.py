@@ -9,7 +9,7 @@ import pytest
 from rnnbench.campaign import comparison
 from rnnbench.compose import compose_config
 from rnnbench.errors import ConfigError
-from rnnbench.experiments import sweep_of
+from rnnbench.campaign.definitions import sweep_of
 from rnnbench.results.tables import paper_table
 
 OWN = ["task=text_classification", "task.reader.path=tests/fixtures/data/own/classification.csv"]

@@ -184,7 +184,7 @@ class _Campaign:
     __slots__ = ("_modules",)  # no instance __dict__: monkeypatch then restores what reading gave
 
     def __init__(self):
-        from rnnbench import experiments
+        from rnnbench.campaign import definitions as experiments
         from rnnbench.campaign import assemble, definitions, jobs, pricing, rates, runner
         from rnnbench.results import identity
         from rnnbench.training import checkpoint

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench import experiments
+from rnnbench.campaign import definitions as experiments
 from rnnbench.results import claims, evidence, ledger, report, verdicts
 from tests.results.test_ledger_budget import _line, _row
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rnnbench.errors import RnnbenchError
-from rnnbench.experiments import claimed_parameter_counts
+from rnnbench.campaign.definitions import claimed_parameter_counts
 from rnnbench.campaign import protocol
 from rnnbench.results import evidence, patience, report
 from rnnbench.results.identity import run_dir

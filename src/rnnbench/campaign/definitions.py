@@ -8,6 +8,13 @@ named with ``--only``. A table is asked for by its name (``rcrn_table5``) or by 
 of the Makefile (``rcrn-5``). Tables that come from a benchmark rather than from training runs
 (RCRN Table 10) are made by their script (``BENCHMARKS``).
 
+Each experiment's sweep (its encoders) and the encoder size of each row it fills are read off the
+composed configs without runs (``sweep_of``, ``parameter_counts``): a claim about model size ("the
+Bi-2-LSTM has the same number of parameters as the Large 2-LSTM") needs no training, since the
+count depends on neither the seed nor the data. ``make_table`` commits the counts beside the runs of
+a table with such a claim (``results/<table>.parameters.csv``: ``claimed_parameter_counts``), and the
+claims ledger decides the claim on them when a row has no runs.
+
 Names and order are read from the YAML files rather than composed: composing every experiment
 takes about 20 s, reading them a fraction of one. tests/test_campaign_definitions.py holds the
 reading to what composing gives.
@@ -20,9 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from hydra.errors import HydraException
 
-from rnnbench.compose import CONF_DIR
-from rnnbench.errors import ConfigError
+from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.errors import ConfigError, RnnbenchError
+from rnnbench.results.claims import load_claims
+from rnnbench.results.tables import REGISTRY
+from rnnbench.training.model import encoder_parameters
 
 # Tables made by a benchmark script, not by training runs: table -> the script (of a checkout).
 BENCHMARKS = {"rcrn_table10": "scripts/bench_cost.py"}
@@ -133,6 +144,48 @@ def to_run(table: str, only: list[str] | None = None, part: str | None = None) -
 
 def table_scale(table: str) -> float:
     """The factor from a record's numbers to ``table``'s (``table.scale``: 100 for a table in %)."""
-    from rnnbench.compose import compose_config
-
     return float(compose_config([f"experiment={experiments_of(table)[0]}"]).table.scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweeps and the encoder size of each row, from the composed configs
+
+
+def sweep_of(experiment: str, extra: list[str] = ()) -> list[str]:
+    """The encoders of an experiment's sweep (its ``hydra.sweeper.params.encoder``)."""
+    cfg = compose_config([f"experiment={experiment}", *extra], return_hydra_config=True)
+    return str(cfg.hydra.sweeper.params.encoder).split(",")
+
+
+def row_name(cfg) -> str:
+    """The table row a run of ``cfg`` fills: the encoder, with the table's variant if any."""
+    variant = cfg.get("table", {}).get("variant")
+    return f"{cfg.encoder.name}/{variant}" if variant else str(cfg.encoder.name)
+
+
+def parameter_counts(table: str) -> dict[str, tuple[int, str]]:
+    """Row name -> (encoder parameters, the experiment it was counted from), for every row of
+    ``table`` whose experiment config builds an encoder without data."""
+    counts: dict[str, tuple[int, str]] = {}
+    ambiguous: set[str] = set()
+    for experiment in experiments_of(table):
+        for encoder in sweep_of(experiment):
+            try:
+                cfg = compose_config([f"experiment={experiment}", f"encoder={encoder}"])
+                row, count = row_name(cfg), encoder_parameters(cfg)
+            except (RnnbenchError, HydraException, TypeError, ValueError):
+                continue  # an encoder not built yet, or a head that needs the data to size it: no count from the config
+            if row in counts and counts[row][0] != count:
+                ambiguous.add(row)  # two experiments fill the row with different sizes: no one count is the row's
+            counts.setdefault(row, (count, experiment))
+    return {row: c for row, c in counts.items() if row not in ambiguous}
+
+
+def claimed_parameter_counts(table: str) -> dict[str, tuple[int, str]]:
+    """``parameter_counts`` of a table one of whose claims is on parameter counts (the evidence the
+    ledger decides it on without runs); {} for any other table, which keeps no counts file."""
+    if not (REGISTRY / f"{table}.yaml").exists():  # a table no paper printed: no claims
+        return {}
+    if not any(claim.get("quantity") == "parameters" for claim in load_claims(table)):
+        return {}
+    return parameter_counts(table)

@@ -17,7 +17,7 @@ from rnnbench.campaign import assemble, definitions, pricing, reruns, runner
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError
-from rnnbench.experiments import sweep_of
+from rnnbench.campaign.definitions import sweep_of
 from rnnbench.results import deviations, evidence
 
 RUN, PLAN, NO_RUN = "run", "plan", "no-run"

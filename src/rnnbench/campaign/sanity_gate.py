@@ -37,7 +37,7 @@ from rnnbench.training import sanity
 from rnnbench.compose import compose_config
 from rnnbench.data.embeddings import GLOVE_SOURCE
 from rnnbench.errors import DatasetMissingError, RnnbenchError
-from rnnbench.experiments import experiments_of, sweep_of
+from rnnbench.campaign.definitions import experiments_of, sweep_of
 from rnnbench.results.identity import identity_parts
 from rnnbench.results.records import write_json_atomic
 

@@ -328,7 +328,7 @@ def parameters_path(csv_path: Path) -> Path:
 
 
 def write_parameter_counts(path: Path, counts: dict[str, tuple[int, str]], commit: str) -> None:
-    """Each row's encoder size as its experiment config builds it (``rnnbench.experiments``),
+    """Each row's encoder size as its experiment config builds it (``rnnbench.campaign.definitions``),
     with the code's commit: the evidence a size claim is decided on when a row has no runs. Counts
     unchanged since the file was written leave it as it is (and its commit, when they were counted),
     unless they were counted on uncommitted code (``-dirty``) and now are on committed code: only

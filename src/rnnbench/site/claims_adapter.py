@@ -23,7 +23,7 @@ from pathlib import Path
 from scipy import stats as sstats
 
 from rnnbench.encoders.build import known_encoders
-from rnnbench.experiments import experiments_of
+from rnnbench.campaign.definitions import experiments_of
 from rnnbench.results import claims as claims_mod
 from rnnbench.results import evidence, ledger
 from rnnbench.results.tables import REGISTRY, model_name, paper_table
