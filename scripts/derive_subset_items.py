@@ -18,7 +18,7 @@ from rnnbench.campaign.definitions import experiments_of
 from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import evidence, subset_items
-from rnnbench.results.floors import split_loader
+from rnnbench.campaign.floors import split_loader
 from rnnbench.results.tables import column_metrics
 
 

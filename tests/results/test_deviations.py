@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rnnbench.campaign.definitions import BENCHMARKS, experiments_of
+from rnnbench.campaign import deviations as found_from_configs
 from rnnbench.results import deviations, evidence
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,7 +82,7 @@ def test_every_table_with_committed_evidence_has_a_paper_settings_file_that_read
 
 def _generated(table: str) -> str:
     """The section the table writer prints under ``table``, from its committed evidence."""
-    return deviations.section(table, evidence.read_csv(RESULTS / f"{table}.csv"))
+    return deviations.section(table, found_from_configs.lines(table, evidence.read_csv(RESULTS / f"{table}.csv")))
 
 
 class Generated(dict):

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 from rnnbench import metrics
 from rnnbench.commands import main
+from rnnbench.campaign import floors as computed
 from rnnbench.results import floors
 from rnnbench.results.floors import Floor
 
@@ -130,7 +131,7 @@ def _paths(data: Path) -> list[str]:
 
 
 def test_a_tables_floors_come_from_its_experiment_configs_and_its_readers(absa_data):
-    got = {f.key(): f for f in floors.table_floors("mzu_table6", _paths(absa_data))}
+    got = {f.key(): f for f in computed.table_floors("mzu_table6", _paths(absa_data))}
     assert got[("mzu_table6", "Laptop-DS/accuracy_mean", "test")] == Floor("mzu_table6", "Laptop-DS/accuracy_mean", "test", 50.0, 8, "positive")
     assert got[("mzu_table6", "Laptop-HDS/accuracy_mean", "test")] == Floor("mzu_table6", "Laptop-HDS/accuracy_mean", "test", 60.0, 5, "negative")
     assert got[("mzu_table6", "Restaurant-HDS/accuracy_mean", "test")].majority == 60.0
@@ -144,9 +145,9 @@ def test_writing_is_deterministic_and_keeps_the_other_tables_lines(absa_data, re
     gone = Floor("rcrn_table99", "X", "test", 1.0, 1, "a")  # a table without committed evidence
     (results / floors.FILE).write_text(floors.format_floors([kept, gone]))
     said: list[str] = []
-    floors.write_floors(results, ["mzu_table6"], _paths(absa_data), say=said.append)
+    computed.write_floors(results, ["mzu_table6"], _paths(absa_data), say=said.append)
     first = (results / floors.FILE).read_bytes()
-    floors.write_floors(results, ["mzu_table6"], _paths(absa_data), say=said.append)
+    computed.write_floors(results, ["mzu_table6"], _paths(absa_data), say=said.append)
     assert (results / floors.FILE).read_bytes() == first
     written = floors.read_floors(results)
     assert written[kept.key()] == kept and gone.key() not in written
@@ -158,14 +159,14 @@ def test_a_table_whose_data_is_absent_is_one_line_and_keeps_its_lines(tmp_path, 
     kept = Floor("mzu_table6", "Laptop-DS/accuracy_mean", "test", 52.1407, 654, "positive")
     (results / floors.FILE).write_text(floors.format_floors([kept]))
     said: list[str] = []
-    floors.write_floors(results, ["mzu_table6"], _paths(tmp_path / "empty"), say=said.append)
+    computed.write_floors(results, ["mzu_table6"], _paths(tmp_path / "empty"), say=said.append)
     assert len(said) == 1 and said[0].startswith("mzu_table6: skipped, its data is missing (dataset 'semeval14_")
     assert floors.read_floors(results) == {kept.key(): kept}
 
 
 def test_a_table_without_committed_evidence_is_refused(results):
     with pytest.raises(floors.ConfigError, match=r"no committed evidence for dcu_table2"):
-        floors.write_floors(results, ["dcu_table2"])
+        computed.write_floors(results, ["dcu_table2"])
 
 
 def test_the_floors_verb_writes_the_file_and_says_one_line_per_table(absa_data, results, capsys):
@@ -191,10 +192,10 @@ def test_the_floors_verb_bad_input_is_one_line(tmp_path, capsys):
 def test_the_committed_floors_are_what_the_data_gives(real_data):
     """results/floors.csv for RCRN Table 7 (SciTail) and MZU Table 6 (DS and the hard subsets), recomputed."""
     committed = floors.read_floors(REPO / "results")
-    load = floors.split_loader()
+    load = computed.split_loader()
     for table in ("rcrn_table7", "mzu_table6"):
-        computed = {f.key(): f for f in floors.table_floors(table, [f"paths.data_dir={real_data}"], load)}
-        assert computed and {k: f for k, f in committed.items() if k[0] == table} == computed, table
+        found = {f.key(): f for f in computed.table_floors(table, [f"paths.data_dir={real_data}"], load)}
+        assert found and {k: f for k, f in committed.items() if k[0] == table} == found, table
     assert committed[("rcrn_table7", "SciTail", "test")].majority == pytest.approx(60.4, abs=0.05)
     assert committed[("rcrn_table7", "SciTail", "test")].label == "neutral"
     assert committed[("mzu_table6", "Laptop-DS/accuracy_mean", "test")].majority == pytest.approx(52.1, abs=0.05)

@@ -17,7 +17,7 @@ from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit
 from rnnbench.results.openness import accuracy_vs_openness
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
-from rnnbench.campaign import reruns
+from rnnbench.campaign import deviations, reruns
 from rnnbench.campaign.jobs import job_config, with_status
 from rnnbench.campaign.rates import chosen_dropout, known_choice
 
@@ -281,7 +281,8 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")
     try:
         md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
-                                first.table.protocol, str(first.task.select_metric), left_out_rows(plans))
+                                first.table.protocol, str(first.task.select_metric), left_out_rows(plans),
+                                deviations.lines(name, rows, overrides) if has_paper else [])
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -244,9 +244,10 @@ def check_data(base, read: bool) -> None:
 def write_floors(comparison: Comparison) -> Path:
     """The majority-class floors of the comparison's column on dev and test, beside its table
     (``floors.csv``, as results/ holds them): the floor gate reads them."""
+    from rnnbench.campaign import floors as computed
     from rnnbench.results import floors
 
-    found = floors.experiment_floors(comparison.name, comparison.experiment, comparison.extra(), floors.split_loader())
+    found = computed.experiment_floors(comparison.name, comparison.experiment, comparison.extra(), computed.split_loader())
     comparison.out.mkdir(parents=True, exist_ok=True)
     path = comparison.out / floors.FILE
     path.write_text(floors.format_floors(found))

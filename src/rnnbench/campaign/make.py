@@ -18,7 +18,7 @@ from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import RnnbenchError
 from rnnbench.campaign.definitions import sweep_of
-from rnnbench.results import deviations, evidence
+from rnnbench.results import evidence
 
 RUN, PLAN, NO_RUN = "run", "plan", "no-run"
 
@@ -99,6 +99,4 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
             code = runner.run_missing(experiment, base, encoders, overrides, committed)
             if code:
                 return code
-    with deviations.composed_with(overrides):  # the deviations under the table read the configs its runs were composed with
-        return assemble.write(plans, overrides, committed, built, run=mode == RUN,
-                              sanity=runner.SANITY)
+    return assemble.write(plans, overrides, committed, built, run=mode == RUN, sanity=runner.SANITY)

@@ -28,7 +28,7 @@ def add_parser(verbs, verb: str, summary: str) -> None:
 def floors(args) -> int:
     from rnnbench.campaign.definitions import resolve
     from rnnbench.errors import ConfigError
-    from rnnbench.results.floors import FILE, write_floors
+    from rnnbench.campaign.floors import FILE, write_floors
 
     results = Path(args.results)
     if not results.is_dir():

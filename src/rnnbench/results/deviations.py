@@ -31,7 +31,6 @@ A settings file::
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 from dataclasses import dataclass
@@ -47,7 +46,6 @@ HEADING = "Deviations from the paper's setting (generated)"
 NOT_SAID = "the paper does not say"
 OFFICIAL = "official"
 _ABSENT = object()
-_OVERRIDES: list[tuple[str, ...]] = [()]  # Hydra overrides the table's runs were composed with (``composed_with``)
 
 
 @dataclass(frozen=True)
@@ -443,68 +441,9 @@ def differences(table: str, configs: list, settings: dict | None = None) -> list
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# A table's rows, composed as the table writer composes them
-
-
-@contextlib.contextmanager
-def composed_with(overrides):
-    """Compose the table's configs with the Hydra overrides its runs were composed with (``rnnbench
-    table --set``) while the table is written."""
-    _OVERRIDES.append(tuple(overrides or ()))
-    try:
-        yield
-    finally:
-        _OVERRIDES.pop()
-
-
-@functools.lru_cache(maxsize=512)
-def _compose(experiment: str, encoder: str | None, overrides: tuple[str, ...]):
-    """An experiment's config with one encoder of its sweep (as the table writer composes a run's), or
-    without one, with Hydra's node (its sweep)."""
-    from rnnbench.compose import compose_config
-
-    if encoder is None:
-        return compose_config([f"experiment={experiment}", *overrides], return_hydra_config=True)
-    return compose_config([f"experiment={experiment}", f"encoder={encoder}", *overrides])
-
-
-def table_configs(table: str, rows: list[dict] | None = None, overrides=None) -> list:
-    """One resolved config per row of ``table`` and experiment that fills it: each experiment's
-    encoders with a reported run among ``rows`` (the table's evidence rows), or, without rows,
-    every encoder of the experiments the campaign runs (not those left out: ``table.not_run``)."""
-    from rnnbench.campaign import definitions
-    from rnnbench.results.tables import column_metrics
-
-    extra = tuple(overrides) if overrides is not None else _OVERRIDES[-1]
-    reported = None
-    if rows is not None:
-        reported = {(r["encoder"], r.get("variant") or "", r["dataset"]) for r in rows if r.get("reported") == "yes"}
-    configs = []
-    for experiment in definitions.experiments_of(table):
-        base = _compose(experiment, None, extra)
-        sweep = str(base.hydra.sweeper.params.encoder).split(",")
-        if reported is None:
-            encoders = [] if base.table.not_run else sweep
-        else:
-            columns = {*column_metrics(base.table, base), *(base.table.evaluated_columns or {})}
-            variant = base.table.variant or ""
-            encoders = [e for e in sweep if any((e, variant, column) in reported for column in columns)]
-        configs += [_compose(experiment, encoder, extra) for encoder in encoders]
-    return configs
-
-
-def lines(table: str, rows: list[dict] | None = None) -> list[str]:
-    """The table's deviations as the lines it prints; [] for a table without a settings file or rows."""
-    if not has_settings(table):
-        return []
-    configs = table_configs(table, rows)
-    return [d.text for d in differences(table, configs)] if configs else []
-
-
-def section(table: str, rows: list[dict] | None = None, deviation_lines: list[str] | None = None) -> str:
-    """The Markdown section printed under a table ("" where there is nothing to print)."""
-    found = lines(table, rows) if deviation_lines is None else deviation_lines
+def section(table: str, found: list[str]) -> str:
+    """The Markdown section printed under a table from its deviation lines (``differences``' texts,
+    found by campaign/deviations.py from the rows' configs); "" where there is nothing to print."""
     if not found:
         return ""
     intro = (f"Generated from src/rnnbench/results/paper_settings/{table}.yaml (the paper's setting, with where the paper "

@@ -29,7 +29,7 @@ accuracy); ranking (MAP, MRR), bits per character, generation (ROUGE, BLEU, EM, 
 ``stats:`` columns have none. Ties between classes go to the lowest label id, so the file is the
 same on every run.
 
-``write_floors`` (``rnnbench floors [TABLE ...]``) recomputes the floors of the committed tables
+``campaign.floors.write_floors`` (``rnnbench floors [TABLE ...]``) recomputes the floors of the committed tables
 (those with a ``results/<table>.csv``) from the data folder (``RNNBENCH_DATA``) and rewrites the
 file, sorted, so that it regenerates byte for byte. A table whose data is absent is skipped with
 one line, and its lines already in the file are kept.
@@ -38,14 +38,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from rnnbench.errors import ConfigError, DatasetMissingError
-from rnnbench.results.records import temporary_for
+from rnnbench.errors import ConfigError
 
 FILE = "floors.csv"
 FIELDS = ["table", "dataset", "split", "majority", "items", "label"]
@@ -186,107 +184,3 @@ def has_floor(metric: str, task_cfg) -> bool:
 
     scored = scored_metric(metric, task_cfg)
     return scored is not None and has_majority_baseline(scored[0])
-
-
-def split_loader() -> Loader:
-    """Reads a task's splits with its reader (``load_splits``, cached), once per reader and data
-    folder: a table's experiments mostly share their task."""
-    loaded: dict[str, tuple[dict, list[str]]] = {}
-
-    def load(cfg) -> tuple[dict, list[str]]:
-        from omegaconf import OmegaConf
-
-        from rnnbench.data.prepare import build_reader, load_splits
-
-        key = json.dumps([OmegaConf.to_container(cfg.task.reader, resolve=True), str(cfg.paths.data_dir)], sort_keys=True, default=str)
-        if key not in loaded:
-            reader = build_reader(cfg.task.reader)
-            loaded[key] = load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir), list(reader.label_names)
-        return loaded[key]
-
-    return load
-
-
-def experiment_floors(table: str, experiment: str, overrides: list[str], load: Loader) -> list[Floor]:
-    """The floors of one experiment's columns: ``table.columns`` on dev and test, and each of
-    ``table.evaluated_columns`` on the test split its reader overrides give."""
-    from rnnbench.compose import compose_config
-    from rnnbench.results.tables import column_metrics
-
-    cfg = compose_config([f"experiment={experiment}", *overrides])
-    columns = {c: m for c, m in column_metrics(cfg.table, cfg).items() if has_floor(str(m), cfg.task)}
-    out = []
-    if columns:
-        splits, names = load(cfg)
-        out += columns_floors(table, columns, splits, cfg.task, cfg.table.scale, names)
-    metric = str(cfg.table.metric)
-    for column, extra in (cfg.table.evaluated_columns or {}).items():
-        if not has_floor(metric, cfg.task):
-            continue
-        rescored = compose_config([f"experiment={experiment}", *overrides, *extra])
-        splits, names = load(rescored)
-        out += columns_floors(table, {column: metric}, splits, rescored.task, rescored.table.scale, names, ("test",))
-    return out
-
-
-def table_floors(table: str, overrides: list[str] = (), load: Loader | None = None) -> list[Floor]:
-    """Every floor of ``table``, from each of its experiment configs (``campaign.definitions``).
-    Two experiments giving one column different floors is an error: a column is one set of items."""
-    from rnnbench.campaign.definitions import experiments_of
-
-    load = load or split_loader()
-    found: dict[tuple[str, str, str], tuple[Floor, str]] = {}
-    for experiment in experiments_of(table):
-        for floor in experiment_floors(table, experiment, list(overrides), load):
-            seen = found.get(floor.key())
-            if seen is not None and seen[0] != floor:
-                raise ConfigError(f"{table}, column {floor.dataset!r} ({floor.split}): experiment {seen[1]} gives a majority-class "
-                                  f"floor of {seen[0].majority} over {seen[0].items} items, {experiment} {floor.majority} over "
-                                  f"{floor.items}: give the columns different names in their table.columns")
-            found.setdefault(floor.key(), (floor, experiment))
-    return [floor for floor, _ in found.values()]
-
-
-def committed_tables(results_dir: Path) -> list[str]:
-    """The tables with committed evidence (``results/<table>.csv``), in name order."""
-    from rnnbench.campaign.definitions import natural_key, tables
-
-    return sorted((t for t in tables() if (Path(results_dir) / f"{t}.csv").is_file()), key=natural_key)
-
-
-def write_floors(results_dir: Path, tables: list[str] | None = None, overrides: list[str] = (),
-                 say: Callable[[str], None] = print) -> list[Floor]:
-    """Recompute the floors of ``tables`` (default: every committed table) and rewrite
-    ``results/floors.csv`` with them and the lines of the other committed tables as they were.
-    A table whose data is absent keeps its lines; each table gets one line through ``say``."""
-    results_dir = Path(results_dir)
-    committed = committed_tables(results_dir)
-    wanted = committed if tables is None else list(tables)
-    missing = [t for t in wanted if t not in committed]
-    if missing:
-        raise ConfigError(f"no committed evidence for {', '.join(missing)} (results/<table>.csv under {results_dir}): "
-                          "a floor is written for a table's committed rows; make the table first (`rnnbench table NAME`)")
-    kept = {key: floor for key, floor in read_floors(results_dir).items() if floor.table in committed and floor.table not in wanted}
-    load = split_loader()
-    for table in wanted:
-        try:
-            floors = table_floors(table, overrides, load)
-        except DatasetMissingError as exc:
-            kept.update({key: f for key, f in read_floors(results_dir).items() if f.table == table})
-            say(f"{table}: skipped, its data is missing ({exc}); its lines in {FILE} are kept")
-            continue
-        kept.update({floor.key(): floor for floor in floors})
-        say(f"{table}: {summary(floors)}")
-    path = results_dir / FILE
-    with temporary_for(path) as tmp:
-        tmp.write_text(format_floors(kept.values()))
-    return sorted(kept.values(), key=Floor.key)
-
-
-def summary(floors: list[Floor]) -> str:
-    """One line on a table's floors: its columns' test floors, or why it has none."""
-    if not floors:
-        return "no column with a majority-class floor (ranking, bits per character, generation, timing or statistics)"
-    tests = [f for f in sorted(floors, key=Floor.key) if f.split == "test"]
-    shown = "; ".join(f"{f.dataset} {f.majority:.1f} ({f.label}, {f.items} items)" for f in tests)
-    return f"{len(floors)} floors; test: {shown}"

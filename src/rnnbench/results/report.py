@@ -367,8 +367,8 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
            select_metric: str | None = None, not_run: dict[tuple[str, str | None], str] | None = None,
            deviation_lines: list[str] | None = None) -> tuple[Path, Path]:
     """Write results/<name>.{md,tex} (and the plot) from evidence rows; ``not_run`` as ``build_rows``. Under the
-    Markdown table's notes, the deviations from the paper's setting (``deviations.section``): ``deviation_lines``
-    where the caller has them, else read off the table's paper settings and its rows' configs."""
+    Markdown table's notes, the deviations from the paper's setting (``deviations.section``): ``deviation_lines``,
+    found by the caller from its rows' configs (campaign/deviations.py)."""
     check_versions(rows)
     confidence = float(protocol.confidence) if protocol is not None else 0.95
     samples = int(protocol.bootstrap_samples) if protocol is not None else 10000
@@ -406,7 +406,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     md_text = markdown(title, table_rows, [], columns, paper)
     md_text = md_text.rstrip("\n") + "\n\n" + "\n".join(extra) + "\n" + "\n".join(f"- {n}" for n in notes) + "\n"
     if paper:
-        md_text += deviations.section(name, rows, deviation_lines)
+        md_text += deviations.section(name, deviation_lines or [])
     out_dir.mkdir(parents=True, exist_ok=True)
     md, tex = out_dir / f"{name}.md", out_dir / f"{name}.tex"
     md.write_text(md_text)
