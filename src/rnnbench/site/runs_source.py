@@ -1,5 +1,5 @@
 """Your runs, as the report's "Your runs" page shows them: one plain dict per run under the
-runs folder, read as ``rnnbench runs`` reads it (``rnnbench.commands.runs``: the run folders
+runs folder, read as ``rnnbench runs`` reads it (``rnnbench.results.run_folders``: the run folders
 and the runs index ``records.jsonl`` of ``rnnbench.results.records``). Nothing is written
 to the runs folder.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rnnbench.commands.runs import IGNORED_PREFIXES, collect, flatten, overrides_of
+from rnnbench.results.run_folders import IGNORED_PREFIXES, collect, flatten, overrides_of
 
 
 def _number(value):
