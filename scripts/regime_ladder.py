@@ -45,7 +45,7 @@ from rnnbench.campaign.jobs import job_config
 from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.campaign.definitions import row_name, sweep_of
 from rnnbench.campaign import protocol
-from rnnbench.results import evidence, gates, report
+from rnnbench.results import evidence, gates, timing
 from rnnbench.results.identity import run_dir
 from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
 from rnnbench.results.records import RECORD, is_partial, read_record, temporary_for
@@ -256,7 +256,7 @@ def ladder_row(target: Target, rung: int, p: float | None, overrides, row: dict,
     """A ladder row from an evidence row (table units) of one run and column."""
     on_gpu = str(row.get("device", "")).startswith("cuda")
     # CPU-thread hours on a CPU, device hours on a GPU (its thread count is not a cost), as the tables count them
-    spent = report.run_cpu_hours(row["seconds_per_epoch"], row["epochs_run"], 1 if on_gpu else row.get("threads") or 1)
+    spent = timing.run_cpu_hours(row["seconds_per_epoch"], row["epochs_run"], 1 if on_gpu else row.get("threads") or 1)
     return {
         "table": target.table, "reference": target.reference, "model": target.model, "experiment": target.experiment,
         "encoder": target.encoder, "variant": target.variant, "column": row["dataset"], "metric": row["metric"],
@@ -507,11 +507,11 @@ def render_reference(table: str, reference: str, rows: list[dict]) -> list[str]:
         note = f" (not averaged: {s.left_out})" if s.left_out else ""
         partial = f" ({s.columns} of {len(columns)} columns)" if s.test is not None and s.columns < len(columns) else ""
         lines.append(f"| {s.rung} | {s.adds}{note}{partial} | {_fmt(s.dev)} | {_fmt(s.test)} | {_fmt(s.paper)} | {_fmt(s.gap, True)} | "
-                     + (report.hours_cell(s.cpu, s.gpu) if ran else "") + " |")
+                     + (timing.hours_cell(s.cpu, s.gpu) if ran else "") + " |")
     lines += ["", closest_line(steps, registry, reference, columns), ""]
     lines += held_rate_lines(rows) + choice_lines(rows, experiments) + stand_in_lines(registry, columns)
     cpu, gpu = hours(rows)
-    lines.append(f"- Hours: {report.hours_cell(cpu, gpu, ' CPU h')} in all (training time; rung 2 counts both p's runs).")
+    lines.append(f"- Hours: {timing.hours_cell(cpu, gpu, ' CPU h')} in all (training time; rung 2 counts both p's runs).")
     if len(columns) > 1:
         lines += ["", *column_table(rows, columns, paper)]
     return lines + [""]
@@ -753,7 +753,7 @@ def ensure(run: Run, extra: tuple[str, ...], ladder: Evidence, deadline: pricing
     select = next((r for r in rows if r["metric"] == r["select_metric"]), rows[0] if rows else None)
     if select is not None:
         print(f"{what}: {'finished earlier: ' if earlier else ''}dev {float(select['dev']):.2f} test {float(select['test']):.2f} "
-              f"({select['column']}), {report.hours_cell(*hours(rows), ' CPU h')}", flush=True)
+              f"({select['column']}), {timing.hours_cell(*hours(rows), ' CPU h')}", flush=True)
     return 0
 
 

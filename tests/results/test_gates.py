@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnnbench.results import evidence, gates, ledger, verdicts
+from rnnbench.results import cells, evidence, gates, ledger, verdicts
 from rnnbench.results.claims import evaluate, load_claims
 from rnnbench.results.floors import Floor
 from rnnbench.results.stats import Estimate
@@ -164,7 +164,7 @@ def test_a_gated_claim_reads_the_gate_with_the_statistics_beside(tmp_path):
     floors = {("rcrn_table2", "SST-5", "test"): Floor("rcrn_table2", "SST-5", "test", 45.0, 2210, "negative")}
     result = evaluate("rcrn_table2", claim, _accuracy_rows(42.0), [], floors=floors)
     assert result.verdict == gates.NOT_EVIDENCE and result.decision.statistical == verdicts.REPRODUCED
-    assert "the statistics say reproduced" in ledger.verdict_cell(result)
+    assert "the statistics say reproduced" in cells.verdict_cell(result)
 
 
 def test_a_collapsed_run_withholds_the_claims_on_its_row():

@@ -3,7 +3,7 @@ their encoders (LSTM baseline Table 2's parameter claim compares the Large rows:
 2-LSTM's hours are not its budget)."""
 from __future__ import annotations
 
-from rnnbench.results import ledger
+from rnnbench.results import decisions, ledger
 from rnnbench.results.claims import load_claims
 
 
@@ -25,7 +25,7 @@ def test_each_claim_is_priced_by_its_own_rows():
     baseline = [_row("2l_lstm", "", s, 1.0, 198_720) for s in (1, 2)]  # 1 h per run
     large = [_row("2l_lstm", "large", s, 2.0, 2_000_000) for s in (1, 2)] + [_row("2l_bilstm", "large", s, 3.0, 2_000_000) for s in (1, 2)]
     rows = baseline + large
-    lines = [ledger.claim_line(r, rows) for r in ledger.table_results("lstm_odyssey_table2", claims, rows, [], None, set())]
+    lines = [ledger.claim_line(r, rows) for r in decisions.table_results("lstm_odyssey_table2", claims, rows, [], None, set())]
     params = _line(lines, "bi-2-lstm-params-equal-large-2-lstm", claims)
     assert "**reproduced**" in params and "10.00 CPU h" in params  # the Large rows' 2 x 2 h + 2 x 3 h, no Baseline hour
     accuracy = next(line for line in lines if "(`2l_bilstm` > `2l_lstm`" in line)

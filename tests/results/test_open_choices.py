@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rnnbench.results import choices, ledger, verdicts
+from rnnbench.results import cells, choices, decisions, ledger, verdicts
 from rnnbench.results.claims import evaluate, load_claims
 from rnnbench.results.tables import paper_table
 
@@ -47,7 +47,7 @@ def test_every_cell_contradicted_is_contradicted():
     assert result.verdict == verdicts.CONTRADICTED and result.decision is not None
     least = max((cell for _, cell in result.choice.cells), key=lambda c: c.decision.p_holm)
     assert result.decision is least.decision  # the claim's numbers: its least decisive cell's
-    cell = ledger.verdict_cell(result)
+    cell = cells.verdict_cell(result)
     assert "encoder.disagreement_normalizer: token (`mzu_cap/a_token` vs `dt_gru/fn3`) contradicted" in cell
     assert "outside the paper's cells (`mzu_cap` vs `dt_gru`" in cell
 
@@ -55,7 +55,7 @@ def test_every_cell_contradicted_is_contradicted():
 def test_cells_that_differ_depend_on_the_unspecified_choice():
     result = evaluate(TABLE, _claim(), _evidence({"token": 74.0, "token_mean": 82.0, "sequence": 74.0}), [])
     assert result.verdict == choices.DEPENDS == verdicts.DEPENDS
-    text = ledger.verdict_cell(result)
+    text = cells.verdict_cell(result)
     assert text.startswith("**depends on an unspecified choice** (encoder.disagreement_normalizer: token (")
     assert "token_mean (`mzu_cap/a_token_mean` vs `dt_gru/fn3`) reproduced" in text and "sequence" in text
     assert choices.cells_text(result) == ("encoder.disagreement_normalizer: token contradicted; token_mean reproduced; "
@@ -72,7 +72,7 @@ def test_a_cell_without_runs_leaves_the_claim_not_run_and_names_it():
     assert "token (" not in result.note.split("cell(s)")[1].split(";")[0]
     assert "outside the paper's cells (`mzu_cap` vs `dt_gru`, alone at 95%): contradicted" in result.note
     assert result.choice.outside.decision.size == 1  # the claim's own rows: decided alone, deciding nothing
-    assert "outside the paper's cells" in ledger.verdict_cell(result)
+    assert "outside the paper's cells" in cells.verdict_cell(result)
 
 
 def test_the_cells_are_hypotheses_of_the_papers_family():
@@ -101,7 +101,7 @@ def test_a_malformed_open_choice_is_one_line_naming_the_file(bad, says):
 def test_the_headline_and_the_accuracy_table_count_the_kind():
     result = evaluate(TABLE, _claim(), _evidence({"token": 74.0, "token_mean": 82.0, "sequence": 74.0}), [])
     assert "depends on an unspecified choice 1" in ledger.headline([result])
-    section = ledger.Section(TABLE, paper_table(TABLE), [], [result], "t")
+    section = decisions.Section(TABLE, paper_table(TABLE), [], [result], "t")
     header, _, line, _ = ledger._accuracy_table({"MZU": [section]})
     columns = [c.strip() for c in header.split("|")[1:-1]]
     assert line.split("|")[1 + columns.index("depends on an unspecified choice")].strip() == "1"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rnnbench.campaign import definitions as experiments
-from rnnbench.results import claims, evidence, ledger, report, verdicts
+from rnnbench.results import claims, decisions, evidence, ledger, report, verdicts
 from tests.results.test_ledger_budget import _line, _row
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -85,7 +85,7 @@ def test_rows_with_runs_are_decided_on_their_runs_counts():
 
 def test_the_ledger_and_the_tables_claims_section_say_a_verdict_was_counted():
     table_claims = claims.load_claims("lstm_odyssey_table2")
-    results = ledger.table_results("lstm_odyssey_table2", table_claims, [], [], None, set(), _committed("lstm_odyssey_table2"))
+    results = decisions.table_results("lstm_odyssey_table2", table_claims, [], [], None, set(), _committed("lstm_odyssey_table2"))
     lines = [ledger.claim_line(r, []) for r in results]
     line = _line(lines, PARAMS_CLAIM, table_claims)
     assert "| count: 1,632,960 / 1,632,960 (1.00×) |" in line and "**reproduced** (count; counted from the configs" in line
@@ -117,7 +117,7 @@ def test_a_size_claim_is_decided_even_where_the_tables_data_is_missing():
     """DCU Table 2 (SearchQA, absent from the data folder): its footnote's size claim needs no data."""
     table_claims = claims.load_claims("dcu_table2")
     sizes = {"bilstm": (542_400, "dcu_table2_150d"), "lstm1": (722_400, "dcu_table2")}
-    results = ledger.table_results("dcu_table2", table_claims, [], [], verdicts.DATA_MISSING, set(), sizes)
+    results = decisions.table_results("dcu_table2", table_claims, [], [], verdicts.DATA_MISSING, set(), sizes)
     lines = [ledger.claim_line(r, []) for r in results]
     assert "**contradicted** (count; counted from the configs" in _line(lines, "bilstm-150-params-equal-lstm-300", table_claims)
     assert sum("**data missing**" in line for line in lines) == len(table_claims) - 1  # the others still need the data

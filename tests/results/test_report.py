@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench.results import claims, evidence, report
+from rnnbench.results import claims, evidence, report, timing
 from rnnbench.results.tables import paper_table
 
 ITEMS = [f"q{i}" for i in range(40)]
@@ -86,9 +86,9 @@ def test_hours_on_a_gpu_are_shown_apart_from_cpu_hours(tmp_path):
     # 9 epochs of 2 s per run: 0.005 h each; rcrn has two CPU runs and one GPU run
     assert cost["| RCRN"].endswith("| 0.01 + 0.01 GPU h |") and cost["| 3L BiLSTM"].endswith("| 0.01 |")
     rcrn = [r for r in rows if r["encoder"] == "rcrn"]
-    assert report.cpu_hours(rcrn) == pytest.approx(2 * 9 * 2 / 3600) and report.gpu_hours(rcrn) == pytest.approx(9 * 2 / 3600)
-    assert report.hours_text(rcrn) == "0.01 CPU h + 0.01 GPU h"
-    assert report.hours_text([r for r in rows if r["encoder"] == "3l_bilstm"]) == "0.01 CPU h"
+    assert timing.cpu_hours(rcrn) == pytest.approx(2 * 9 * 2 / 3600) and timing.gpu_hours(rcrn) == pytest.approx(9 * 2 / 3600)
+    assert timing.hours_text(rcrn) == "0.01 CPU h + 0.01 GPU h"
+    assert timing.hours_text([r for r in rows if r["encoder"] == "3l_bilstm"]) == "0.01 CPU h"
 
 
 def test_a_row_timed_on_a_cpu_and_a_gpu_shows_each_devices_time_apart(tmp_path):

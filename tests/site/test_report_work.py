@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import evidence, figures, ledger, tables
+from rnnbench.results import decisions, evidence, figures, tables
 from rnnbench.results.tables import REGISTRY, paper_table
 from rnnbench.site import claims_adapter
 from tests.results.test_ledger import _accuracy_rows, _timing_rows
@@ -43,7 +43,7 @@ def test_the_site_decides_each_claim_once_parses_each_registry_file_once_and_loo
             return function(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(ledger, "sections_of", counted("sections_of", ledger.sections_of))
+    monkeypatch.setattr(decisions, "decided", counted("decided", decisions.decided))
     # One key per claim and body of evidence (a table's own rows, or another device's; none: a size counted from the configs).
     monkeypatch.setattr(claims_mod, "evaluate", counted("evaluate", claims_mod.evaluate,
                                                         lambda table, claim, rows, *a, **k: (table, claim["id"], id(rows) if rows else None)))
@@ -67,7 +67,7 @@ def test_the_site_decides_each_claim_once_parses_each_registry_file_once_and_loo
 
     views = claims_adapter.claim_views(results)
 
-    assert calls[("sections_of", None)] == 1  # the site's claims are the ledger's results, decided together once
+    assert calls[("decided", None)] == 1  # the site's claims are the ledger's results, decided together once
     evaluated = {key: n for (name, key), n in calls.items() if name == "evaluate"}
     assert evaluated and max(evaluated.values()) == 1 and len(evaluated) <= len(views)
     read = {key: n for (name, key), n in calls.items() if name == "read_item_scores"}

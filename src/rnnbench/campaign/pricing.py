@@ -11,7 +11,7 @@ import time
 from omegaconf import OmegaConf
 
 from rnnbench.campaign import protocol
-from rnnbench.results import evidence, report
+from rnnbench.results import evidence, timing
 from rnnbench.campaign.jobs import finished, is_done, job_config, jobs_of, started_runs
 from rnnbench.campaign.rates import chosen_dropout, known_choice
 
@@ -165,7 +165,7 @@ def cpu_hours(record: dict, threads: int) -> float | None:
     when it was made on another kind of device than ``DEADLINE.device`` or was not timed."""
     if not (record.get("seconds_per_epoch") and record.get("epochs_run") and same_device(record, DEADLINE.device)):
         return None
-    return report.run_cpu_hours(record["seconds_per_epoch"], record["epochs_run"], threads)
+    return timing.run_cpu_hours(record["seconds_per_epoch"], record["epochs_run"], threads)
 
 
 def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tuple[str, str, int]]) -> dict:

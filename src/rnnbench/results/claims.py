@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from rnnbench.results import choices, clusters, evidence, gates, guards, stats, verdicts
+from rnnbench.results import choices, clusters, evidence, gates, guards, stats, timing, verdicts
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
@@ -165,7 +165,7 @@ def paper_values(table: str, claim: dict) -> tuple[float | None, float | None]:
     return values[0], values[1]
 
 
-def _reported(rows: list[dict], name: str, column: str) -> dict[int, dict]:
+def reported_by_seed(rows: list[dict], name: str, column: str) -> dict[int, dict]:
     encoder, variant = split_row(name)
     return {r["seed"]: r for r in rows
             if r["encoder"] == encoder and r["variant"] == variant and r["dataset"] == column and r.get("reported") == "yes"}
@@ -278,9 +278,9 @@ def _evaluate(table: str, claim: dict, rows: list[dict], items: evidence.ItemSco
         datasets = macro_datasets(rows, claim)
         rows, note = with_macro_average(rows, column, claim)
         items = evidence.ItemScores()  # the macro average is over datasets, not items: the seeds and the sign test decide
-    column = _column(rows, claim, column)
+    column = claim_column(rows, claim, column)
     datasets = datasets or {column}
-    better, worse = _reported(rows, claim["better"], column), _reported(rows, claim["worse"], column)
+    better, worse = reported_by_seed(rows, claim["better"], column), reported_by_seed(rows, claim["worse"], column)
     if quantity == "parameters":
         counted = _counted(table, claim, paper, better, worse, counts or {})
         if counted is not None:
@@ -349,8 +349,6 @@ def _price(runs: dict[str, list[dict]]) -> tuple[float, str] | None:
     seed's runs (one run, or one per dataset of a macro average: the runs' own seconds per epoch
     x epochs x threads, as the tables' cost columns and --plan count them). None for benchmark
     rows (no training), and where some runs trained on a GPU and some not (no one unit)."""
-    from rnnbench.results import report  # report imports this module
-
     every = [r for side in runs.values() for r in side]
     if not every or guards.benchmark(every) or any(r.get("seconds_per_epoch") in (None, "") for r in every):
         return None
@@ -361,7 +359,7 @@ def _price(runs: dict[str, list[dict]]) -> tuple[float, str] | None:
     for side in runs.values():
         per_seed: dict[int, dict[str, float]] = {}
         for r in side:  # one row per run and column: a run counts once
-            per_seed.setdefault(r["seed"], {})[r["run"]] = report.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"],
+            per_seed.setdefault(r["seed"], {})[r["run"]] = timing.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"],
                                                                                  1 if gpu == {True} else r["threads"])
         hours += statistics.fmean(sum(v.values()) for v in per_seed.values())
     return hours, "GPU h" if gpu == {True} else "CPU h"
@@ -402,7 +400,7 @@ def _counted(table: str, claim: dict, paper, better: dict, worse: dict, counts: 
                        compared=(claim["better"], claim["worse"]), counted=True)
 
 
-def _column(rows: list[dict], claim: dict, column: str) -> str:
+def claim_column(rows: list[dict], claim: dict, column: str) -> str:
     """The column whose rows the claim compares: its own, or for a cost claim in a table of training
     runs (not a cost benchmark) a column both rows were scored in, each run's cost being the same in all."""
     if claim.get("quantity", "test") != "test" and not any(r["dataset"] == column or r.get("metric") in COST_METRICS for r in rows):
@@ -426,10 +424,10 @@ def _stand_in(table: str, rows: list[dict], claim: dict, column: str) -> tuple[d
     the rows the registry declares under ``stand_ins`` (LSTM-baseline Table 1: the paper's hidden-800
     rows by the same tricks at hidden 170), else our one variant of both rows (``_stand_in_variant``)."""
     declared = paper_table(table).get("stand_ins") or {}
-    named = {side: declared.get("rows", {}).get(claim[side], claim[side]) if not _reported(rows, claim[side], column) else claim[side]
+    named = {side: declared.get("rows", {}).get(claim[side], claim[side]) if not reported_by_seed(rows, claim[side], column) else claim[side]
              for side in ("better", "worse")}
-    named_column = _column(rows, {**claim, **named}, claim["column"])
-    if named != {side: claim[side] for side in named} and all(_reported(rows, named[side], named_column) for side in named):
+    named_column = claim_column(rows, {**claim, **named}, claim["column"])
+    if named != {side: claim[side] for side in named} and all(reported_by_seed(rows, named[side], named_column) for side in named):
         swapped = ", ".join(f"{named[side]} for {claim[side]}" for side in named if named[side] != claim[side])
         return named, f"on our rows standing in for the paper's ({swapped}: {declared['why']})"
     variant = _stand_in_variant(rows, claim, column)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import stats, verdicts
+from rnnbench.results import decisions, stats, verdicts
 from rnnbench.results.gates import NOT_EVIDENCE
 from rnnbench.results.tables import define_table
 
@@ -62,9 +62,7 @@ def decide(table: str, definition_: dict, rows: list[dict], items, floors: dict 
     ``rows`` (``evidence.read_csv``) and per-item scores ``items``, ``floors`` the majority-class
     scores (``floors.read_floors``) the floor gate reads."""
     define_table(table, definition_)  # what the claims' evidence reads as the table's registry
-    results = [claims_mod.evaluate(table, claim, rows, items, floors=floors) for claim in definition_["claims"]]
-    verdicts.decide(results)  # one family: Holm over the pairs
-    return [_reading(r) for r in results]
+    return [_reading(r) for r in decisions.one_family(table, rows, items, floors)]
 
 
 def _reading(r: claims_mod.ClaimResult) -> Pair:

@@ -10,16 +10,14 @@ The rule: ``rnnbench.results.verdicts`` and docs/verdicts.md.
 """
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from rnnbench.encoders.build import known_encoders
+from rnnbench.results import cells as shown
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import choices, evidence, floors, gates, report, verdicts
-from rnnbench.results.tables import REGISTRY, paper_table
+from rnnbench.results import choices, decisions, gates, timing, verdicts
+from rnnbench.results.decisions import DEVICE_EVIDENCE, Section, device_of, is_accuracy, paper_name  # noqa: F401 - the ledger's names
 
 RULE = [
     "How to read a verdict ([docs/verdicts.md](../docs/verdicts.md)). Each claim \"A beats B\" is tested on our runs of A and B",
@@ -47,203 +45,10 @@ RULE = [
     "cell, are shown beside as \"outside the paper's cells\" and decide nothing.",
 ]
 
-# Evidence of the same table measured on another device, decided beside the main evidence
-# (the paper's cost claims are about a GPU; `make gpu-check` writes <table>_cuda.csv on one).
-DEVICE_EVIDENCE = {"cuda": "on the GPU"}
 # Quantities too small to read at two decimals in their own unit: our means shown scaled.
 DISPLAY_SCALE = {"inference_seconds_per_example": (1000.0, "ours in ms")}
 STATISTICAL = verdicts.STATISTICAL
 SHORT = {verdicts.SMALLER: "smaller"}
-
-
-@dataclass
-class Section:
-    """One table's claims decided on one body of evidence (its CSV, or another device's)."""
-
-    table: str
-    registry: dict
-    rows: list[dict]
-    results: list[claims_mod.ClaimResult]
-    title: str
-    device: str = ""  # "" for the table's own evidence, else the device key ("cuda")
-    hardware: str = ""
-
-
-def natural_key(table: str) -> tuple:
-    """rcrn_table2 before rcrn_table10: the papers' own order of their tables."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", table))
-
-
-def is_accuracy(claim: dict) -> bool:
-    return claim.get("quantity", "test") == "test"
-
-
-def device_of(result: claims_mod.ClaimResult, rows: list[dict]) -> str:
-    """"GPU" where every paired run of the claim's rows ran on one, else "CPU"."""
-    compared = {claims_mod.split_row(n) for n in result.compared or (result.claim["better"], result.claim["worse"])}
-    runs = [r for r in rows if (r["encoder"], r["variant"]) in compared and r.get("reported") == "yes"]
-    return "GPU" if runs and all(str(r.get("device", "")).startswith("cuda") for r in runs) else "CPU"
-
-
-def family_of(section: Section, result: claims_mod.ClaimResult) -> str:
-    kind = "accuracy" if is_accuracy(result.claim) else f"cost on the {device_of(result, section.rows)}"
-    return f"{section.registry['paper'].upper()} {kind}"
-
-
-def table_results(name: str, claims: list[dict], rows: list[dict], items: list[dict] | evidence.ItemScores, missing_status: str | None,
-                  built: set[str], sizes: dict | None = None, floor_map: dict | None = None) -> list[claims_mod.ClaimResult]:
-    """Each claim's evidence on one table's rows; a table without rows gives ``missing_status``
-    (a size claim is still counted from ``sizes``, the configs' parameter counts). ``floor_map``:
-    the majority-class scores the floor gate reads (``floors.read_floors``)."""
-    results = []
-    for claim in claims:
-        if missing_status:
-            result = claims_mod.evaluate(name, claim, [], [], counts=sizes) if sizes and claim.get("quantity") == "parameters" else None
-            if result is None or not result.counted:
-                result = claims_mod.ClaimResult(name, claim, claims_mod.paper_values(name, claim), (None, None), verdict=missing_status)
-        else:
-            result = claims_mod.evaluate(name, claim, rows, items, counts=sizes, floors=floor_map)
-        unbuilt = [claims_mod.split_row(claim[s])[0] for s in ("better", "worse") if claims_mod.split_row(claim[s])[0] not in built]
-        if unbuilt and result.verdict in (verdicts.NOT_RUN, verdicts.DATA_MISSING):
-            result.note = f"{', '.join(f'`{u}`' for u in unbuilt)} not built yet"
-        results.append(result)
-    return results
-
-
-def decide(sections: list[Section]) -> None:
-    """Every claim of every section decided together: Holm within each family, BH across all."""
-    owner = {id(r): s for s in sections for r in s.results}
-    verdicts.decide([r for s in sections for r in s.results], lambda r: family_of(owner[id(r)], r))
-
-
-# ---------------------------------------------------------------------------------------------
-# Cells
-
-
-def _num(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _ours(x: float | None, quantity: str) -> str:
-    """Our mean: parameter counts as whole numbers (1,632,960), the rest at two decimals."""
-    return "–" if x is None else f"{x:,.0f}" if quantity == "parameters" else f"{x:.2f}"
-
-
-def _confidence(level: float) -> str:
-    text = f"{(1 - level) * 100:.2f}".rstrip("0").rstrip(".")
-    return ">99.99%" if 1 - level > 0.9999 else f"{text}%"
-
-
-def _value(test: verdicts.Hypothesis, x: float) -> str:
-    return f"{math.exp(x):.2f}×" if test.effect == verdicts.LOG_RATIO else f"{x:+.2f}"
-
-
-def _with_interval(test: verdicts.Hypothesis, mean: float, low: float, high: float) -> str:
-    """``+1.10 [-0.55, +2.74]``, or for a ratio ``0.89× [0.75, 1.07]``."""
-    if test.effect == verdicts.LOG_RATIO:
-        return f"{math.exp(mean):.2f}× [{math.exp(low):.2f}, {math.exp(high):.2f}]"
-    return f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]"
-
-
-def effect_cell(result: claims_mod.ClaimResult, with_level: bool = True) -> str:
-    """Ours: the effect (better − worse, or the ratio better / worse) with its interval at the
-    claim's Holm level; a count where the claim was counted."""
-    if result.counted:
-        better, worse = result.ours
-        return f"count: {better:,.0f} / {worse:,.0f} ({better / worse:.2f}×)"
-    d = result.decision
-    if d is None or result.estimate is None:
-        return "–"
-    low, high = d.interval
-    shown = _with_interval(result.test, result.estimate.mean, low, high)
-    level = 2 * d.level if result.test.bounds is not None else d.level
-    return f"{shown} at {_confidence(level)}" if with_level else shown
-
-
-def t_cell(result: claims_mod.ClaimResult) -> str:
-    t = result.t
-    if t is None or result.test is None:
-        return "–"
-    return _with_interval(result.test, t.mean, t.low, t.high)
-
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def p_cell(result: claims_mod.ClaimResult) -> str:
-    d = result.decision
-    return "–" if d is None else f"{_p(d.p)} / {_p(d.p_holm)} / {_p(d.p_bh)}"
-
-
-def statistics_text(result: claims_mod.ClaimResult) -> str:
-    """What the statistics say where a gate or the minimum evidence set the verdict ("" elsewhere)."""
-    d = result.decision
-    if d is None:
-        return ""
-    if result.gate is not None:
-        return f"the statistics say {d.statistical}" + (f", but {d.missing}" if d.missing else "")
-    if d.missing:
-        return f"the statistics say {d.statistical}, but {d.missing}"
-    return ""
-
-
-def verdict_label(result: claims_mod.ClaimResult) -> str:
-    """The verdict with its scope: ``contradicted, in our setting (reference row ...)``; a gated
-    verdict with its reason."""
-    if result.gate is not None and result.verdict == result.gate.kind:
-        return result.gate.label()
-    if result.scope is not None and result.verdict in verdicts.STATISTICAL:
-        return f"{result.verdict}, {result.scope.label()}"
-    return result.verdict
-
-
-def verdict_cell(result: claims_mod.ClaimResult, status_note: bool = True) -> str:
-    d = result.decision
-    parts = []
-    gated = result.gate is not None and result.verdict == result.gate.kind
-    if gated:
-        parts.append(result.gate.why)
-    elif result.scope is not None and result.verdict in verdicts.STATISTICAL:
-        parts.append(result.scope.label())
-    if statistics_text(result):
-        parts.append(statistics_text(result))
-    if result.choice is not None and choice_text(result):
-        parts.append(choice_text(result))
-    if result.verdict == verdicts.WITHHELD and d is not None:
-        parts.append(f"the statistics say {d.statistical}, but " + "; ".join(result.guards))
-    elif result.guards and d is not None:
-        parts.append("; ".join(result.guards))
-    if d is not None and d.power and not gated:
-        parts.append(d.power)
-    if d is not None and result.held_out_seeds:
-        dropped = sorted(set(result.seeds) - set(result.held_out_seeds))
-        if result.held_out is None:
-            parts.append(f"without the selection seeds ({', '.join(map(str, dropped))}): {len(result.held_out_seeds)} seed(s), no interval")
-        else:
-            low, high = result.test.interval(result.held_out, d.level)
-            parts.append(f"without the selection seeds ({', '.join(map(str, dropped))}): "
-                         f"{_with_interval(result.test, result.held_out.mean, low, high)}, {d.held_out}")
-    if result.counted:
-        parts.append("count")
-    if result.note and (status_note or result.verdict != verdicts.NOT_RUN):
-        parts.append(result.note)
-    return f"**{result.verdict}**" + (f" ({'; '.join(parts)})" if parts else "")
-
-
-def choice_text(result: claims_mod.ClaimResult) -> str:
-    """A claim with an open choice: each paper-consistent cell's verdict (with its interval at
-    its Holm level), and the claim's own rows outside the cells."""
-    choice = result.choice
-    cells = []
-    for value, cell in choice.cells if result.verdict != verdicts.NOT_RUN else []:  # not run: its note names the cells
-        shown = effect_cell(cell)
-        gated = cell.gate is not None and cell.verdict == cell.gate.kind
-        cells.append(f"{value} (`{cell.claim['better']}` vs `{cell.claim['worse']}`) {cell.gate.label() if gated else cell.verdict}"
-                     + (f", {shown}" if shown != "–" else ""))
-    outside = choices.outside_text(result)
-    outside = "" if outside in result.note else outside  # a claim without runs in its cells says it in its note
-    return "; ".join(p for p in (f"{choice.option}: " + "; ".join(cells) if cells else "", outside) if p)
 
 
 def _budget(rows: list[dict]) -> str:
@@ -253,7 +58,7 @@ def _budget(rows: list[dict]) -> str:
     if caps == [0]:  # timing rows of a benchmark (RCRN Table 10), not training runs
         return f"benchmark, {len({int(r['seed']) for r in rows})} rounds"
     lrs = sorted({float(r["lr"]) for r in rows})
-    return f"≤{'/'.join(map(str, caps))} epochs, {len(lrs)} lr, {report.hours_text(rows)}"
+    return f"≤{'/'.join(map(str, caps))} epochs, {len(lrs)} lr, {timing.hours_text(rows)}"
 
 
 def _scaled(x, factor: float):
@@ -277,17 +82,13 @@ def claim_line(result: claims_mod.ClaimResult, rows: list[dict]) -> str:
     what = (f"{claim['text']} (`{claim['better']}` {sign} `{claim['worse']}`, {claim['column']}"
             + ("" if quantity == "test" else f", {quantity}") + (f"; {unit}" if unit else "") + ")")
     unbuilt = "not built yet" in result.note or result.choice is not None
-    return (f"| {what} | {_num(result.paper[0])} / {_num(result.paper[1])} | {_ours(ours[0], quantity)} / {_ours(ours[1], quantity)}"
-            f" | {effect_cell(result)} | {t_cell(result)} | {p_cell(result)} | {verdict_cell(result, unbuilt)}"
+    return (f"| {what} | {shown.num(result.paper[0])} / {shown.num(result.paper[1])} | {shown.ours_cell(ours[0], quantity)} / {shown.ours_cell(ours[1], quantity)}"
+            f" | {shown.effect_cell(result)} | {shown.t_cell(result)} | {shown.p_cell(result)} | {shown.verdict_cell(result, unbuilt)}"
             f" | {', '.join(map(str, result.seeds)) or '–'} | {budget or '–'} | {claim.get('cite', '')} |")
 
 
 # ---------------------------------------------------------------------------------------------
 # The opening: what was found
-
-
-def _paper_name(registry: dict) -> str:
-    return registry["paper"].upper()
 
 
 def _counts(results) -> Counter:
@@ -387,7 +188,7 @@ def _cost_table(by_paper: dict[str, list[Section]]) -> list[str]:
 
 
 def _where(section: Section) -> str:
-    return f"{_paper_name(section.registry)} T{section.registry['table']}"
+    return f"{paper_name(section.registry)} T{section.registry['table']}"
 
 
 def _decided_accuracy(sections: list[Section]) -> list[str]:
@@ -399,7 +200,7 @@ def _decided_accuracy(sections: list[Section]) -> list[str]:
                 verdict = r.verdict if r.verdict in (verdicts.DECIDED + (verdicts.INCONCLUSIVE,)) else f"{r.verdict} (statistics: {r.decision.statistical})"
                 about = (r.gate.why if r.gate is not None and r.verdict == r.gate.kind
                          else r.scope.label() if r.scope is not None else "–")
-                lines.append(f"| {r.claim['text']} | {_where(s)} | {effect_cell(r)} | {p_cell(r)} | **{verdict}** | {about} |")
+                lines.append(f"| {r.claim['text']} | {_where(s)} | {shown.effect_cell(r)} | {shown.p_cell(r)} | **{verdict}** | {about} |")
     return lines if len(lines) > 2 else ["None."]
 
 
@@ -423,7 +224,7 @@ def _decided_cost(sections: list[Section]) -> list[str]:
                 continue
             _, r = on[device]
             verdict = r.verdict if r.verdict != verdicts.WITHHELD else f"withheld (statistics: {r.decision.statistical})"
-            cells += [effect_cell(r), f"**{verdict}**"]
+            cells += [shown.effect_cell(r), f"**{verdict}**"]
         lines.append(f"| {first[1].claim['text']} | {_where(first[0])} | " + " | ".join(cells) + " |")
     return lines if len(lines) > 2 else ["None."]
 
@@ -433,14 +234,14 @@ def _counted_lines(sections: list[Section]) -> list[str]:
     for s in sections:
         for r in s.results:
             if r.counted and not s.device:
-                lines.append(f"- {r.claim['text']} ({_where(s)}): **{r.verdict}**, {effect_cell(r)}.")
+                lines.append(f"- {r.claim['text']} ({_where(s)}): **{r.verdict}**, {shown.effect_cell(r)}.")
     return lines
 
 
 def opening(sections: list[Section]) -> list[str]:
     by_paper: dict[str, list[Section]] = {}
     for s in sections:
-        by_paper.setdefault(_paper_name(s.registry), []).append(s)
+        by_paper.setdefault(paper_name(s.registry), []).append(s)
     own = [r for s in sections if not s.device for r in s.results]
     device = [r for s in sections if s.device for r in s.results]
     counted = sum(r.counted for r in own)
@@ -471,46 +272,12 @@ def _alone(result: claims_mod.ClaimResult) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def sections_of(results_dir: Path, status_of_table=None) -> list[Section]:
-    """Every registry table with claims, in the papers' order, on its own evidence and on any
-    other device's (``<table>_cuda.csv``), decided together."""
-    sections = []
-    built = set(known_encoders())
-    floor_map = floors.read_floors(results_dir)
-    for path in sorted(REGISTRY.glob("*.yaml"), key=lambda p: natural_key(p.stem)):
-        name = path.stem
-        table_claims = claims_mod.load_claims(name)
-        if not table_claims:
-            continue
-        registry = paper_table(name)
-        csv_path = results_dir / f"{name}.csv"
-        rows = evidence.read_csv(csv_path) if csv_path.exists() else []
-        items = evidence.read_item_scores(results_dir / f"{name}.items.csv.gz")  # grouped once for all the table's claims
-        missing_status = (status_of_table(name) if status_of_table else verdicts.NOT_RUN) if not rows else None
-        link = f"[{name}]({name}.md)" if (results_dir / f"{name}.md").exists() else name
-        sizes = evidence.read_parameter_counts(evidence.parameters_path(csv_path))
-        results = table_results(name, table_claims, rows, items, missing_status, built, sizes, floor_map)
-        title = f"{_paper_name(registry)} Table {registry['table']}: {registry['caption']} ({link})"
-        sections.append(Section(name, registry, rows, results, title))
-        for device, where in DEVICE_EVIDENCE.items():
-            device_csv = results_dir / f"{name}_{device}.csv"
-            if not device_csv.exists():
-                continue
-            device_rows = evidence.read_csv(device_csv)
-            hardware = ", ".join(sorted({r["hardware"] for r in device_rows}))
-            device_results = table_results(name, table_claims, device_rows, [], None, built)
-            sections.append(Section(name, registry, device_rows, device_results,
-                                    f"The same claims {where} ({hardware}; [{name}_{device}]({name}_{device}.md))", device, hardware))
-    decide(sections)
-    return sections
-
-
 def build(results_dir: Path, status_of_table=None) -> str:
     """The ledger's Markdown. ``status_of_table(name)`` says why a table without evidence has
     none ("not run" or "data missing"); by default "not run". A table with evidence from
     another device (``<table>_cuda.csv``) gets a section deciding its claims on that evidence;
     those verdicts are counted on their own line, so each claim counts once."""
-    sections = sections_of(results_dir, status_of_table)
+    sections = decisions.decided(results_dir, status_of_table)
     lines = ["# Claims ledger", "", "Generated by `make claims` from the committed evidence (`results/<table>.csv`); do not edit.", "",
              *opening(sections)]
     for s in sections:

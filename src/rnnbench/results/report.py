@@ -16,7 +16,9 @@ from pathlib import Path
 from scipy import stats as sstats
 
 from rnnbench.errors import RnnbenchError
+from rnnbench.results import cells as shown
 from rnnbench.results import claims as claims_mod
+from rnnbench.results import decisions
 from rnnbench.results import evidence, floors, gates, verdicts
 from rnnbench.results import deviations, timing
 from rnnbench.results.evidence import did_not_train, needs_rerun, not_converged
@@ -110,42 +112,6 @@ def check_versions(rows: list[dict]) -> None:
                             + "); re-run the runs of the older version (make table-...)")
 
 
-def run_cpu_hours(seconds_per_epoch, epochs_run, threads) -> float:
-    """One run's training time in CPU-thread hours (seconds per epoch x epochs x threads)."""
-    return float(seconds_per_epoch) * int(epochs_run) * int(threads or 1) / 3600
-
-
-def _on_gpu(row: dict) -> bool:
-    return str(row.get("device", "")).startswith("cuda")
-
-
-def _first_per_run(rows: list[dict]) -> list[dict]:
-    first = {}
-    for r in rows:
-        first.setdefault(r["run"], r)
-    return list(first.values())
-
-
-def cpu_hours(rows: list[dict]) -> float:
-    """Training time of every run of the protocol (selection runs included) that ran on a CPU, in CPU-thread hours."""
-    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r["threads"]) for r in _first_per_run(rows) if not _on_gpu(r))
-
-
-def gpu_hours(rows: list[dict]) -> float:
-    """Training time of the runs that ran on a GPU, in device hours (their thread count is not a cost)."""
-    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], 1) for r in _first_per_run(rows) if _on_gpu(r))
-
-
-def hours_cell(cpu: float, gpu: float, cpu_unit: str = "") -> str:
-    """``1.23`` CPU-thread hours, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
-    return f"{cpu:.2f}{cpu_unit}" + (f" + {gpu:.2f} GPU h" if gpu else "")
-
-
-def hours_text(rows: list[dict]) -> str:
-    """``1.23 CPU h``, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
-    return hours_cell(cpu_hours(rows), gpu_hours(rows), " CPU h")
-
-
 def _per_dataset(runs, value, summary=lambda values: values[0], collapse: bool = True) -> str:
     """One value (``0.001``), or one per dataset where the runs differ (``0.001 (Restaurant-DS); 0.0005 (Laptop-DS)``):
     a table of several experiments (MZU Table 6's two domains, RCRN Table 8's TrecQA and WikiQA) chose a rate,
@@ -169,10 +135,10 @@ def _per_device(runs, value, summary) -> str:
     GPU (RCRN Table 4: 3l_bilstm seeds on an H100 and on a CPU): one mean over both would describe
     neither (``121.9 on CPU; 15.0 on GPU``)."""
     runs = list(runs)
-    kinds = {"GPU" if _on_gpu(r) else "CPU" for r in runs}
+    kinds = {"GPU" if timing.on_gpu(r) else "CPU" for r in runs}
     if len(kinds) < 2:
         return _per_dataset(runs, value, summary)
-    return "; ".join(f"{_per_dataset([r for r in runs if _on_gpu(r) == (kind == 'GPU')], value, summary)} on {kind}"
+    return "; ".join(f"{_per_dataset([r for r in runs if timing.on_gpu(r) == (kind == 'GPU')], value, summary)} on {kind}"
                      for kind in sorted(kinds))
 
 
@@ -197,7 +163,7 @@ def cost_rows(rows: list[dict], names: dict[tuple[str, str], str]) -> list[CostR
                                         lambda v: f"{statistics.fmean(v) * 1000:.2f}"),
             selected=_per_dataset(by_run, lambda r: int(r["selected_epoch"]), lambda v: ", ".join(map(str, sorted(v))), collapse=False),
             cap=_per_dataset(by_run, lambda r: str(int(r["epoch_cap"]))),
-            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=cpu_hours(all_runs), gpu_hours=gpu_hours(all_runs),
+            not_converged=sum(not_converged(r) for r in by_run), cpu_hours=timing.cpu_hours(all_runs), gpu_hours=timing.gpu_hours(all_runs),
             untrained=sum(untrained(r) for r in by_run)))
     return out
 
@@ -227,8 +193,8 @@ def cost_markdown(costs: list[CostRow], rows: list[dict], columns: list[str], co
         if c.untrained:
             conv += f"; {c.untrained} of {len(c.seeds)} runs **did not train** or need a re-run"
         lines.append(f"| {c.model} | {c.lr} | {len(c.seeds)} | " + " | ".join(cis)
-                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {hours_cell(c.cpu_hours, c.gpu_hours)} |")
-    return ["## Cost and trust", "", *head, *lines, "", timing.cost_note(_first_per_run(reported(rows))), ""]
+                     + f" | {c.parameters:,} | {c.seconds_per_epoch} | {c.ms_per_example} | {c.selected} / {c.cap} | {conv} | {timing.hours_cell(c.cpu_hours, c.gpu_hours)} |")
+    return ["## Cost and trust", "", *head, *lines, "", timing.cost_note(timing.first_per_run(reported(rows))), ""]
 
 
 def selection_lines(rows: list[dict], digits: int, select_metric: str | None = None) -> list[str]:
@@ -299,7 +265,7 @@ def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: flo
     """The table's claims with their evidence, each read alone at 95%, through the gates
     (``floor_map``: the majority-class scores, ``floors.read_floors``); their verdicts, decided
     with the paper's other claims (Holm), are the ledger's (results/claims.md)."""
-    results = [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts, floor_map) for c in claims_mod.load_claims(table)]
+    results = decisions.alone(table, rows, items, confidence, samples, counts, floor_map)
     tested = [r for r in results if r.verdict != "not run" or r.choice is not None]  # an open choice: its cells and rows beside
     if not results:
         return [], results
@@ -319,8 +285,6 @@ def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: flo
 def describe_result(r: claims_mod.ClaimResult) -> str:
     """One claim's evidence in a sentence or three: ours over seeds and test items with its 95%
     interval, the paired t beside it, the p-value, the reading alone, and what withholds it."""
-    from rnnbench.results import ledger
-
     c = r.claim
     quantity = c.get("quantity", "test")
     what = f"{c['column']}" + ("" if quantity == "test" else f" {quantity}")
@@ -331,8 +295,8 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
     gate = r.gate is not None and r.verdict == r.gate.kind
     scope = (f" Gate: {r.gate.why}." if gate else
              f" {r.scope.label()[0].upper()}{r.scope.label()[1:]}." if r.scope is not None and r.verdict in verdicts.STATISTICAL else "")
-    if r.choice is not None and ledger.choice_text(r):  # each paper-consistent cell's verdict, and the claim's own rows beside
-        note = f" {ledger.choice_text(r)}.{note}"
+    if r.choice is not None and shown.choice_text(r):  # each paper-consistent cell's verdict, and the claim's own rows beside
+        note = f" {shown.choice_text(r)}.{note}"
     if r.decision is None:
         return f"**{r.verdict}**: {head}{scope}{note}"
     d = r.decision
@@ -345,11 +309,11 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
     held = ""
     if r.held_out_seeds:
         held = (f" Without the selection seeds ({len(r.held_out_seeds)} left): " +
-                (f"{ledger._value(r.test, r.held_out.mean)}, {d.held_out}." if r.held_out is not None else "no interval."))
+                (f"{shown.effect_value(r.test, r.held_out.mean)}, {d.held_out}." if r.held_out is not None else "no interval."))
     p = "p < 0.001" if d.p < 0.001 else f"p = {d.p:.3f}"
     power = f" {d.power[0].upper()}{d.power[1:]}." if d.power else ""
-    return (f"{reading}: {head}{scope} Ours, the {effect} over {where}: {ledger.effect_cell(r)} (paired t over seeds: "
-            f"{ledger.t_cell(r)}), {p}.{guards}{held}{note}{power}")
+    return (f"{reading}: {head}{scope} Ours, the {effect} over {where}: {shown.effect_cell(r)} (paired t over seeds: "
+            f"{shown.t_cell(r)}), {p}.{guards}{held}{note}{power}")
 
 
 def learning_curves(rows: list[dict], columns: list[str], title: str, path: Path,

@@ -88,3 +88,43 @@ def _measured_under(runs: list[dict]) -> str:
         text += (f"; CPU time per thread was {statistics.fmean(busy):.2f} of the wall time "
                  "(below 1: the run waited for a core, or its threads idled)")
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# Hours of training, from evidence rows
+
+
+def run_cpu_hours(seconds_per_epoch, epochs_run, threads) -> float:
+    """One run's training time in CPU-thread hours (seconds per epoch x epochs x threads)."""
+    return float(seconds_per_epoch) * int(epochs_run) * int(threads or 1) / 3600
+
+
+def on_gpu(row: dict) -> bool:
+    return str(row.get("device", "")).startswith("cuda")
+
+
+def first_per_run(rows: list[dict]) -> list[dict]:
+    first = {}
+    for r in rows:
+        first.setdefault(r["run"], r)
+    return list(first.values())
+
+
+def cpu_hours(rows: list[dict]) -> float:
+    """Training time of every run of the protocol (selection runs included) that ran on a CPU, in CPU-thread hours."""
+    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r["threads"]) for r in first_per_run(rows) if not on_gpu(r))
+
+
+def gpu_hours(rows: list[dict]) -> float:
+    """Training time of the runs that ran on a GPU, in device hours (their thread count is not a cost)."""
+    return sum(run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], 1) for r in first_per_run(rows) if on_gpu(r))
+
+
+def hours_cell(cpu: float, gpu: float, cpu_unit: str = "") -> str:
+    """``1.23`` CPU-thread hours, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
+    return f"{cpu:.2f}{cpu_unit}" + (f" + {gpu:.2f} GPU h" if gpu else "")
+
+
+def hours_text(rows: list[dict]) -> str:
+    """``1.23 CPU h``, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
+    return hours_cell(cpu_hours(rows), gpu_hours(rows), " CPU h")

@@ -156,10 +156,10 @@ def _hours(results: Path, titles: dict[str, str]) -> list[pages.TableHours]:
             continue
         rows = evidence.read_csv(csv_path)
         superseded = evidence.read_superseded(evidence.superseded_path(csv_path))
-        cpu, gpu = report.cpu_hours(rows), report.gpu_hours(rows)
+        cpu, gpu = timing.cpu_hours(rows), timing.gpu_hours(rows)
         if not cpu and not gpu:  # a benchmark's timing rows (RCRN Table 10), not training runs
             continue
-        out.append(pages.TableHours(name, titles.get(name, name), cpu, gpu, report.cpu_hours(superseded), len({r["run"] for r in rows})))
+        out.append(pages.TableHours(name, titles.get(name, name), cpu, gpu, timing.cpu_hours(superseded), len({r["run"] for r in rows})))
     return sorted(out, key=lambda h: -(h.cpu + h.gpu))
 
 

@@ -1,15 +1,14 @@
 """The claims ledger as the report shows it: one ``ClaimView`` per claim, with plain fields.
 
 This module is the only part of the report that knows the shape of the claims library
-(``rnnbench.results.claims``, ``ledger``, ``stats`` and ``verdicts``): which function decides
+(``rnnbench.results.claims``, ``decisions``, ``ledger``, ``stats`` and ``verdicts``): which function decides
 the claims, what a result holds, where the evidence files are. Everything else in
 ``rnnbench.site`` reads ``ClaimView``. When the statistics change, this is the module to adapt.
 
-The claims are decided by the ledger itself: ``ledger.sections_of`` where it exists (every
+The claims are decided once, by ``results.decisions.decided``, which the ledger reads too (every
 claim decided together, Holm's adjustment within each family; the interval at the claim's Holm
-level, the raw, Holm and Benjamini-Hochberg p-values, what would decide an open claim), else
-claim by claim as ``ledger.build`` did before it (the 95% paired t interval, the bootstrap over
-test items). So the report and ``results/claims.md`` agree. Added here: each paired seed's
+level, the raw, Holm and Benjamini-Hochberg p-values, what would decide an open claim). So the
+report and ``results/claims.md`` agree. Added here: each paired seed's
 difference (or ratio, for times), the rows' names as the paper prints them, the units.
 """
 from __future__ import annotations
@@ -22,11 +21,10 @@ from pathlib import Path
 
 from scipy import stats as sstats
 
-from rnnbench.encoders.build import known_encoders
 from rnnbench.campaign.definitions import experiments_of
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import evidence, ledger
-from rnnbench.results.tables import REGISTRY, model_name, paper_table
+from rnnbench.results import decisions, evidence, ledger
+from rnnbench.results.tables import model_name
 
 NOT_RUN, DATA_MISSING = "not run", "data missing"
 CONFIDENCE = "95%"
@@ -118,8 +116,8 @@ def _paired_differences(result, rows: list[dict], quantity: str) -> list[float]:
     column = claim["column"]
     if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
         rows, _ = claims_mod.with_macro_average(rows, column, claim)
-    column = claims_mod._column(rows, claim, column)
-    better, worse = claims_mod._reported(rows, claim["better"], column), claims_mod._reported(rows, claim["worse"], column)
+    column = claims_mod.claim_column(rows, claim, column)
+    better, worse = claims_mod.reported_by_seed(rows, claim["better"], column), claims_mod.reported_by_seed(rows, claim["worse"], column)
     if not all(s in better and s in worse for s in result.seeds):
         return []
     if _is_ratio(result):
@@ -255,54 +253,14 @@ def _scope(result) -> tuple[str, str]:
     return "", ""
 
 
-def _decide(table: str, claim: dict, rows, items, missing_status: str | None, sizes: dict, built: set[str]):
-    """One claim's result, as ``ledger._claim_lines`` decides it."""
-    if missing_status:
-        result = claims_mod.evaluate(table, claim, [], [], counts=sizes) if sizes and claim.get("quantity") == "parameters" else None
-        if result is None or not result.counted:
-            result = claims_mod.ClaimResult(table, claim, claims_mod.paper_values(table, claim), (None, None), verdict=missing_status)
-    else:
-        result = claims_mod.evaluate(table, claim, rows, items, counts=sizes)
-    unbuilt = [claims_mod.split_row(claim[s])[0] for s in ("better", "worse") if claims_mod.split_row(claim[s])[0] not in built]
-    if unbuilt and result.verdict in (NOT_RUN, DATA_MISSING):
-        result.note = f"{', '.join(f'`{u}`' for u in unbuilt)} not built yet"
-    return result
-
-
 def _decided(results_dir: Path, status_of_table, tables) -> list[tuple[str, dict, object, list[dict], str, str | None]]:
-    """(table, registry, result, rows, device, evidence file) per claim, decided by the ledger."""
-    sections_of = getattr(ledger, "sections_of", None)
-    if sections_of is not None:  # the ledger decides every claim together (Holm within each family)
-        out = []
-        for s in sections_of(results_dir, status_of_table):
-            if tables is not None and s.table not in tables:
-                continue
-            csv_path = results_dir / (f"{s.table}_{s.device}.csv" if s.device else f"{s.table}.csv")
-            out += [(s.table, s.registry, r, s.rows, s.device, csv_path.name if csv_path.exists() else None) for r in s.results]
-        return out
+    """(table, registry, result, rows, device, evidence file) per claim, as ``decisions.decided`` decides it."""
     out = []
-    built = set(known_encoders())
-    for path in sorted(REGISTRY.glob("*.yaml")):
-        table = path.stem
-        if tables is not None and table not in tables:
+    for s in decisions.decided(results_dir, status_of_table):
+        if tables is not None and s.table not in tables:
             continue
-        claims = claims_mod.load_claims(table)
-        if not claims:
-            continue
-        registry = paper_table(table)
-        csv_path = results_dir / f"{table}.csv"
-        rows = evidence.read_csv(csv_path) if csv_path.exists() else []
-        items = evidence.read_item_scores(results_dir / f"{table}.items.csv.gz")
-        missing_status = (status_of_table(table) if status_of_table else NOT_RUN) if not rows else None
-        sizes = evidence.read_parameter_counts(evidence.parameters_path(csv_path))
-        csv_name = csv_path.name if csv_path.exists() else None
-        out += [(table, registry, _decide(table, c, rows, items, missing_status, sizes, built), rows, "", csv_name) for c in claims]
-        for device in ledger.DEVICE_EVIDENCE:
-            device_csv = results_dir / f"{table}_{device}.csv"
-            if device_csv.exists():
-                device_rows = evidence.read_csv(device_csv)
-                out += [(table, registry, _decide(table, c, device_rows, [], None, {}, built), device_rows, device, device_csv.name)
-                        for c in claims]
+        csv_path = results_dir / (f"{s.table}_{s.device}.csv" if s.device else f"{s.table}.csv")
+        out += [(s.table, s.registry, r, s.rows, s.device, csv_path.name if csv_path.exists() else None) for r in s.results]
     return out
 
 
@@ -320,4 +278,4 @@ def claim_views(results_dir: Path, status_of_table: Callable[[str], str] | None 
 
 def device_label(device: str) -> str:
     """"on the GPU" for "cuda": how the ledger names another device's evidence."""
-    return ledger.DEVICE_EVIDENCE.get(device, f"on {device}") if device else ""
+    return decisions.DEVICE_EVIDENCE.get(device, f"on {device}") if device else ""
