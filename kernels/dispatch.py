@@ -10,15 +10,17 @@ Every op (``gated_scan``, ``multi_lstm``, ``residual_lstm``, ``fhe_upper``,
   ``TRITON_INTERPRET=1``, which is how the tests run them).
 
 ``impl=None`` (the default of every op) means the process-wide default, set with
-``set_default_impl`` (the trainer sets it from ``trainer.kernel_impl``); that default is
-``"auto"``: "triton" on CUDA, "cpu" elsewhere.
+``set_default_impl`` (for direct library use); that default is ``"auto"``: "triton" on CUDA,
+"cpu" elsewhere. A run passes its ``trainer.kernel_impl`` to its encoder instead
+(``Encoder.use_kernels``), which hands it to every op as ``impl=Preferred(name)``.
 
 Fallback, the same for every op, with a warning once per (op, wanted, used):
 
 - "cpu" without a C compiler -> the op's "torch" path, else "reference";
 - "triton" without Triton installed -> "torch", else "reference";
 - an implementation the op does not have (MZU has no Triton kernel), asked for by the
-  process-wide default -> "torch", else "reference" ("auto" picks it without a warning).
+  process-wide default or a ``Preferred`` name -> "torch", else "reference" ("auto" picks
+  it without a warning).
 
 Asked for by name in ``impl=``, an implementation the op does not have, or "cpu" on
 CUDA tensors, is an error. ``implementations_used()`` says what actually ran since
@@ -44,6 +46,17 @@ class KernelError(RnnbenchError, ValueError):
 
 _default = "auto"
 _used: dict[str, list[str]] = {}
+
+
+class Preferred(str):
+    """An implementation name chosen for a whole model (a run's ``trainer.kernel_impl``), given
+    as ``impl=``: an op that lacks it falls back as under the process-wide default, where a plain
+    name in ``impl=`` is an error."""
+
+    def __new__(cls, name: str):
+        if name not in CHOICES:
+            raise KernelError(f"kernel implementation {name!r} is unknown: use one of {', '.join(CHOICES)}")
+        return super().__new__(cls, name)
 
 
 def set_default_impl(name: str) -> None:
@@ -110,8 +123,8 @@ def _config_text(config) -> str:
 def resolve(op: str, provided: tuple[str, ...], tensor: torch.Tensor, impl: str | None = None) -> str:
     """The implementation of ``op`` (which has ``provided``) to run on ``tensor``'s device,
     by the policy of the module docstring; records it for ``implementations_used``."""
-    explicit = impl is not None
-    wanted = impl if explicit else _default
+    explicit = impl is not None and not isinstance(impl, Preferred)
+    wanted = _default if impl is None else str(impl)
     if wanted not in CHOICES:
         raise KernelError(f"{op}: unknown impl {wanted!r} (known: {', '.join(CHOICES)})")
     automatic = wanted == "auto"

@@ -151,15 +151,17 @@ def test_a_finished_run_relaunched_with_a_new_logger_says_nothing_was_logged(tmp
 
 
 @pytest.mark.parametrize("override, said", [
-    ("encoder.cell=lsmt", "encoder 'bilstm': encoder.cell must be 'lstm' or 'gru', got 'lsmt'"),
-    ("encoder=rcrn encoder.listener_direction=sideways", "encoder 'rcrn': encoder.listener_direction"),
+    # outside the option's choices (rnnbench.encoders.options): refused when the config is composed
+    ("encoder.cell=lsmt", "encoder.cell=lsmt: must be one of lstm, gru"),
+    ("encoder=rcrn encoder.listener_direction=sideways", "encoder.listener_direction=sideways: must be one of forward, bidirectional"),
+    # a combination only the constructor refuses: the encoder built once before the data is prepared
+    ("encoder.cell=gru encoder.residual=v2", "encoder 'bilstm': encoder.residual=v2 (lateral residual) is defined for the LSTM cell only"),
 ])
-def test_an_encoder_option_its_constructor_refuses_is_one_line_before_any_data_is_read(tmp_path, override, said, no_download):
+def test_an_encoder_option_it_refuses_is_one_line_before_any_data_is_read(tmp_path, override, said, no_download):
     from rnnbench.errors import ConfigError
 
     # the data folder does not exist: an error about data would mean the options were checked too late
-    cfg = smoke_config(tmp_path, "task=trec", f"paths.data_dir={tmp_path / 'no_data'}", *override.split())
     with pytest.raises(ConfigError) as err:
-        train(cfg)
+        train(smoke_config(tmp_path, "task=trec", f"paths.data_dir={tmp_path / 'no_data'}", *override.split()))
     assert said in str(err.value) and "\n" not in str(err.value)
     assert not (tmp_path / "runs" / "trec").exists()  # no run folder was made either

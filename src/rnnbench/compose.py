@@ -5,14 +5,21 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig
 
-import rnnbench.config  # noqa: F401  (registers the structured-config schema)
 from rnnbench.conf_dir import conf_dir
+from rnnbench.config import check_components  # importing it registers the structured-config schema
 
 CONF_DIR = conf_dir()  # the package's configs (a wheel) or the checkout's conf/
 
 
 def compose_config(overrides: list[str] | None = None, config_name: str = "config", return_hydra_config: bool = False) -> DictConfig:
+    """The composed config; an encoder or head option no class takes, or of the wrong type or
+    value for its class, is one ConfigError line here (a table's runs fail before any starts)."""
+    overrides = list(overrides or [])
     # Initialising Hydra is the slow part: do it once per process, then compose many times.
     if not GlobalHydra.instance().is_initialized():
         initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3")
-    return compose(config_name=config_name, overrides=list(overrides or []), return_hydra_config=return_hydra_config)
+    cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=return_hydra_config)
+    # Not strict: a composed config may be the base of a sweep (an experiment's encoder block holds
+    # options for each encoder of its sweep); a run of it is checked strictly (config.validate).
+    check_components(cfg, strict=False)
+    return cfg

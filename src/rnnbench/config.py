@@ -2,12 +2,16 @@
 
 Names are enums (an unknown optimizer, logger, device or embedding kind is refused
 when the config is composed) and ``validate`` checks ranges and what the schema cannot
-express (unknown keys added with ``+``, the selection metric, CUDA, the runs folder)
-before any work starts: every problem is one ``ConfigError`` line naming the value.
+express (unknown keys added with ``+``, the choices of string-typed keys, the selection
+metric, CUDA, the runs folder) before any work starts: every problem is one ``ConfigError``
+line naming the value.
 
-The task and encoder groups stay open dicts (each encoder has its own
-constructor arguments; Hydra still refuses an override of a key a config does
-not have). Registered with Hydra's ConfigStore as ``config_schema``.
+The task and encoder groups stay open dicts in the composed config, so that a run's config
+holds what its YAML and overrides give and nothing more (its resolved values are its
+identity). ``check_components`` checks ``encoder`` and ``task.head`` against their class's
+typed options instead (``rnnbench.options``), without changing them: ``validate`` strictly,
+``compose_config`` as the base of a sweep may need. Registered with Hydra's ConfigStore as
+``config_schema``.
 """
 from __future__ import annotations
 
@@ -23,7 +27,10 @@ from typing import Any, Dict, List, Optional
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
+from rnnbench import options
+from rnnbench.encoders import options as encoder_options  # noqa: F401 (registers each encoder's options)
 from rnnbench.errors import ConfigError, OutputNotWritable
+from rnnbench.heads import options as head_options  # noqa: F401 (registers each head's options)
 
 
 class Optimizer(StrEnum):
@@ -100,7 +107,25 @@ class EmbeddingConf:
     min_coverage: float = 0.5
 
 
-PRECISIONS = ("32", "bf16", "fp16")  # trainer.precision: float32, or autocast to bfloat16 / float16
+class KernelImpl(StrEnum):
+    """trainer.kernel_impl: rnnbench.kernels.dispatch.CHOICES (a test holds the two equal; the kernels import torch)."""
+
+    auto = "auto"  # triton on CUDA, cpu elsewhere
+    reference = "reference"
+    torch = "torch"
+    cpu = "cpu"
+    triton = "triton"
+
+
+class PrecisionName(StrEnum):
+    """trainer.precision: float32, or autocast to bfloat16 / float16."""
+
+    float32 = "32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+
+
+PRECISIONS = tuple(p.value for p in PrecisionName)
 
 
 @dataclass
@@ -126,12 +151,15 @@ class TrainerConf:
     mc_dropout_samples: int = 0  # LSTM baseline paper: 60 at test time; 0 = off
     mc_dropout_combine: McCombine = McCombine.vote
     progress: bool = True
-    # Which implementation of the recurrence kernels runs (rnnbench.kernels.dispatch.CHOICES):
-    # auto (triton on CUDA, cpu elsewhere) | reference | torch | cpu | triton. Written in the record.
-    kernel_impl: str = "auto"
+    # kernel_impl and precision are strings, their choices in ``metadata`` (checked by ``validate``): an
+    # enum field would change the composed value, and ``trainer.precision=32`` must stay the string "32"
+    # that run identities hold.
+    # Which implementation of the recurrence kernels runs: auto (triton on CUDA, cpu elsewhere) |
+    # reference | torch | cpu | triton. Passed to the model's encoder; written in the record.
+    kernel_impl: str = field(default="auto", metadata={"choices": KernelImpl})
     # 32 (float32, default) | bf16 | fp16: autocast around the forward pass, the encoder's recurrence
     # kept in float32 (training/precision.py says why); fp16 adds a gradient scaler and needs CUDA.
-    precision: str = "32"  # one of PRECISIONS
+    precision: str = field(default="32", metadata={"choices": PrecisionName})
 
 
 @dataclass
@@ -325,20 +353,25 @@ def _check_device(cfg) -> None:
                           "use trainer.device=auto or trainer.device=cpu")
 
 
-def _check_kernel_impl(cfg) -> None:
-    from rnnbench.kernels.dispatch import CHOICES  # the kernels' one list of implementation names
+def _check_choices(cfg) -> None:
+    """The trainer's string keys with a closed set of values (``metadata["choices"]``)."""
+    for f in fields(TrainerConf):
+        if "choices" in f.metadata:
+            options.check_choice(f"trainer.{f.name}", cfg.trainer.get(f.name, f.default), f.metadata["choices"])
 
-    value = str(cfg.trainer.get("kernel_impl", "auto"))
-    if value not in CHOICES:
-        close = difflib.get_close_matches(value, CHOICES, n=1)
-        hint = f"did you mean trainer.kernel_impl={close[0]}?" if close else f"use one of {', '.join(CHOICES)}"
-        raise ConfigError(f"trainer.kernel_impl={value}: not a kernel implementation ({', '.join(CHOICES)}); {hint}")
+
+def check_components(cfg, strict: bool = True) -> None:
+    """``encoder`` and ``task.head`` against the typed options of the classes they name
+    (``rnnbench.options``): an unknown key, a value outside a choice, a wrong type. ``strict=False``
+    for a config merely composed (the base of a sweep): a key another encoder (head) takes passes."""
+    encoder = cfg.get("encoder")
+    options.check(encoder, "encoder", str(encoder.get("name", "")) if encoder else "", strict)
+    task = cfg.get("task") or {}
+    options.check(task.get("head"), "task.head", f"task {task.get('name')}" if task.get("name") else "", strict)
 
 
 def _check_precision(cfg) -> None:
     value = str(cfg.trainer.get("precision", "32"))
-    if value not in PRECISIONS:
-        raise ConfigError(f"trainer.precision={value}: must be one of {', '.join(PRECISIONS)} (32 is float32)")
     if value == "fp16" and (str(cfg.trainer.device) == "cpu" or not _cuda_available()):
         raise ConfigError("trainer.precision=fp16 needs CUDA (autocast on the CPU supports bfloat16): use trainer.precision=bf16 or 32")
 
@@ -366,11 +399,12 @@ def check_runs_dir_writable(runs_dir: str | Path) -> None:
 def validate(cfg) -> None:
     """Everything that can be checked before any work starts; raises one ConfigError line."""
     _unknown_keys(cfg, Config, "")
+    check_components(cfg)
+    _check_choices(cfg)
     _check_ranges(cfg)
     _check_char(cfg)
     _check_task(cfg)
     _check_device(cfg)
-    _check_kernel_impl(cfg)
     _check_precision(cfg)
     check_runs_dir_writable(cfg.paths.runs_dir)
 

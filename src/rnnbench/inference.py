@@ -423,6 +423,7 @@ def evaluate_run(run_folder: str | Path, split: str = "test", overrides: list[st
                           ("cpu" if str(t.device) == "auto" else str(t.device)))
     raw, records = _split_records(cfg, saved, split)
     model = _build(saved, device)
+    model.encoder.use_kernels(t.get("kernel_impl", "auto"))  # the run's kernels, or the override's
     say(f"{run_dir}: {split} split, {len(records)} examples{' (' + ', '.join(f'{k}={v}' for k, v in parsed.items()) + ')' if parsed else ''}"
         f"; checkpoint: {saved.checkpoint}")
     torch.manual_seed(int(cfg.seed) + 1_000_003)  # the training loop's test pass draws MC dropout from here

@@ -4,7 +4,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from rnnbench.compose import compose_config
 from rnnbench.encoders.base import Encoder, EncoderOutput, combine_outputs
+from rnnbench.encoders.build import build_encoder
+from rnnbench.kernels import dispatch
 
 
 def test_aux_losses_and_stats_are_averaged_over_calls():
@@ -58,3 +61,19 @@ def test_the_base_encoder_has_no_policy_and_ignores_dev_scores():
     out = EncoderOutput(torch.zeros(1, 2, 3), policy_log_prob=torch.zeros(1))
     assert enc.policy_loss(out, torch.zeros(1)) is None
     assert enc.on_dev_score(0.99) is False
+
+
+@pytest.mark.parametrize("overrides, ran", [
+    (["encoder=dcu_lstm"], {"gated_scan": "reference"}),  # the DCU layer inside DCU-LSTM gets it too
+    (["encoder.residual=v2", "encoder.bidirectional=false"], {"residual_lstm": "reference"}),  # inside each layer
+    (["encoder=rcrn"], {"multi_lstm": "reference", "gated_scan": "reference"}),
+    (["encoder=fhe", "encoder.context_size=0"], {"fhe_upper": "reference"}),
+    (["encoder=mzu_sat"], {"mzu_transition": "reference"}),
+])
+def test_use_kernels_reaches_every_kernel_call_of_the_encoder(overrides, ran, monkeypatch):
+    monkeypatch.setattr(dispatch, "_default", "cpu")  # what the encoder must not read
+    encoder = build_encoder(compose_config([*overrides, "encoder.hidden_size=4"]).encoder, 6).eval()
+    encoder.use_kernels("reference")
+    dispatch.reset_used()
+    encoder(torch.randn(2, 3, 6), torch.tensor([[True, True, True], [True, True, False]]))
+    assert dispatch.implementations_used() == ran

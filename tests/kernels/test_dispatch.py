@@ -68,6 +68,18 @@ def test_a_default_the_op_lacks_falls_back_with_one_warning():
     assert dispatch.implementations_used() == {"gated_scan": "reference"}
 
 
+def test_a_preferred_name_falls_back_as_the_default_does_where_a_plain_name_is_refused():
+    f, x, mask = scan_case()
+    with pytest.raises(RnnbenchError, match="gated_scan has no 'torch' implementation"):
+        gs.gated_scan(f, x, mask, logits=True, impl="torch")
+    with pytest.warns(UserWarning, match="gated_scan has no 'torch' implementation, so impl='torch' runs as impl='reference'"):
+        gs.gated_scan(f, x, mask, logits=True, impl=dispatch.Preferred("torch"))
+    gs.gated_scan(f, x, mask, logits=True, impl=dispatch.Preferred("reference"))
+    assert dispatch.implementations_used() == {"gated_scan": "reference"} and dispatch.get_default_impl() == "auto"
+    with pytest.raises(RnnbenchError, match="'fast' is unknown: use one of auto, reference, torch, cpu, triton"):
+        dispatch.Preferred("fast")
+
+
 def test_no_c_compiler_falls_back_to_torch_or_reference_with_a_warning(monkeypatch):
     monkeypatch.setattr(dispatch, "c_compiler_available", lambda: False)
     f, x, mask = scan_case()

@@ -32,6 +32,7 @@ def test_an_unknown_kernel_implementation_is_one_line_naming_it(tmp_path):
 def test_the_chosen_implementation_runs_and_is_recorded(tmp_path, restore_default_impl):
     reference = train(smoke_config(tmp_path / "r", *TINY, "trainer.kernel_impl=reference"), say=lambda _: None)
     assert reference["kernel_implementations"] == {"multi_lstm": "reference", "gated_scan": "reference"}
+    assert dispatch.get_default_impl() == "auto"  # given to the run's encoder, not set for the whole process
     auto = train(smoke_config(tmp_path / "a", *TINY), say=lambda _: None)
     expected = "cpu" if dispatch.c_compiler_available() else None  # without a compiler: the fallback, with a warning
     assert set(auto["kernel_implementations"]) == {"multi_lstm", "gated_scan"}

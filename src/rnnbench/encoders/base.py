@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from rnnbench.kernels.dispatch import Preferred
+
 
 @dataclass
 class EncoderOutput:
@@ -119,11 +121,22 @@ class Encoder(nn.Module):
     # Bump when a change alters what this encoder computes (part of the run identity:
     # finished runs of the old version are then re-run, never mixed with new ones).
     version: int = 1
+    # The implementation every kernel op of this encoder runs (``impl=`` of rnnbench.kernels);
+    # None: the process-wide default. Set by ``use_kernels``: not an option, not in the state dict.
+    kernel_impl: str | None = None
 
     def __init__(self, input_size: int, output_size: int):
         super().__init__()
         self.input_size = input_size
         self.output_size = output_size
+
+    def use_kernels(self, name: str) -> None:
+        """Run the kernel implementation ``name`` (a ``trainer.kernel_impl`` value) in this encoder
+        and in the encoders it holds (DCU-LSTM's DCU), falling back as ``kernels.dispatch`` says."""
+        preferred = Preferred(str(name))
+        for module in self.modules():
+            if isinstance(module, Encoder):
+                module.kernel_impl = preferred
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor, context: torch.Tensor | None = None

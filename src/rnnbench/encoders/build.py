@@ -38,9 +38,12 @@ PROBE_INPUT = 8  # the input width of the encoder built by ``check_options``: an
 
 def check_options(cfg: DictConfig) -> None:
     """Build the encoder once on a small input, before any data is read or prepared, so that an
-    option the constructor refuses (``encoder.cell=lsmt``, a negative size) is one ConfigError line
-    at once, naming the encoder and what the constructor said, not a Hydra traceback after minutes
-    of data preparation."""
+    option the constructor refuses is one ConfigError line at once, naming the encoder and what
+    the constructor said, not a Hydra traceback after minutes of data preparation. The typed
+    options (``rnnbench.encoders.options``) have already refused unknown keys, wrong types and
+    values outside a choice; what is left is the constructor's own: ranges and combinations
+    (``encoder.residual=v2`` with ``encoder.cell=gru``, MZU's ``hidden_size`` a multiple of
+    ``num_zones``, a negative size)."""
     try:
         build_encoder(cfg, PROBE_INPUT)
     except ConfigError:

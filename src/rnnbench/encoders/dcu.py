@@ -156,9 +156,9 @@ class DCU(Encoder):
 
     def _scan(self, g, z, o, mask, reverse=False):
         if self.output_gate_sigmoid:
-            h, _ = gated_scan(g, z, mask, o=o, logits=True, reverse=reverse)
+            h, _ = gated_scan(g, z, mask, o=o, logits=True, reverse=reverse, impl=self.kernel_impl)
             return h
-        c, _ = gated_scan(g, z, mask, logits=True, reverse=reverse)
+        c, _ = gated_scan(g, z, mask, logits=True, reverse=reverse, impl=self.kernel_impl)
         return o * c  # c is 0 at padding, so h is too
 
     def forward(self, x, mask, context=None) -> EncoderOutput:

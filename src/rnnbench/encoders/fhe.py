@@ -220,7 +220,8 @@ class FHE(Encoder):
             b = self._open_last_if_shut((p > self.threshold) & mask, mask)
 
         states = fhe_upper(
-            self.dropout(h), b, mask, self.upper.weight_ih_l0, self.upper.weight_hh_l0, self.upper.bias_ih_l0, self.upper.bias_hh_l0
+            self.dropout(h), b, mask, self.upper.weight_ih_l0, self.upper.weight_hh_l0, self.upper.bias_ih_l0, self.upper.bias_hh_l0,
+            impl=self.kernel_impl,
         )
 
         real = mask.to(p.dtype)

@@ -101,22 +101,23 @@ class RecurrentLayer(nn.Module):
             nn.Linear(input_size, hidden_size, bias=False) if lateral and input_size != hidden_size else None
         )
 
-    def _one_direction(self, rnn, x, clean, mask, lengths):
+    def _one_direction(self, rnn, x, clean, mask, lengths, impl):
         if not self.lateral:
             return _run_padded(rnn, x, lengths)
         r = self.lateral_proj(clean) if self.lateral_proj is not None else clean
-        return residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0)
+        return residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0, impl=impl)
 
-    def forward(self, x, mask, clean=None):
+    def forward(self, x, mask, clean=None, impl=None):
         """x: the layer's input as the recurrence reads it (after dropout); clean: the same
-        input before dropout, which the lateral residual (v2) adds (default: x)."""
+        input before dropout, which the lateral residual (v2) adds (default: x); impl: the
+        lateral residual's kernel implementation (the encoder's ``kernel_impl``)."""
         clean = x if clean is None else clean
         lengths = lengths_of(mask)
         if not self.bidirectional or (self.rnn.bidirectional):
-            return self._one_direction(self.rnn, x, clean, mask, lengths)
+            return self._one_direction(self.rnn, x, clean, mask, lengths, impl)
         backward_rnn = self.rnn if self.shared_weights else self.rnn_backward
-        fwd = self._one_direction(self.rnn, x, clean, mask, lengths)
-        bwd = self._one_direction(backward_rnn, reverse_padded(x, lengths), reverse_padded(clean, lengths), mask, lengths)
+        fwd = self._one_direction(self.rnn, x, clean, mask, lengths, impl)
+        bwd = self._one_direction(backward_rnn, reverse_padded(x, lengths), reverse_padded(clean, lengths), mask, lengths, impl)
         return torch.cat([fwd, reverse_padded(bwd, lengths)], dim=-1)
 
 
@@ -185,7 +186,7 @@ class LSTMEncoder(Encoder):
         """x: the stack's input; dropped_x: x after the input dropout (drawn once by the caller)."""
         h = x
         for i, layer in enumerate(layers):
-            out = layer(dropped_x if i == 0 else self.dropout(h), mask, clean=h)
+            out = layer(dropped_x if i == 0 else self.dropout(h), mask, clean=h, impl=self.kernel_impl)
             if self.residual == "v1" and out.shape[-1] == h.shape[-1]:
                 out = out + h
             h = zero_padding(out, mask)

@@ -370,7 +370,7 @@ class MZU(Encoder):
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
         collect = self.eval_statistics and not self.training
-        fwd = mzu_recurrence(x, mask, self.forward_scan)
+        fwd = mzu_recurrence(x, mask, self.forward_scan, self.kernel_impl)
         states, cosine = fwd.states, fwd.zone_cosine.sum()
         scans = 1
         if collect:
@@ -378,7 +378,7 @@ class MZU(Encoder):
         if self.backward_scan is not None:
             lengths = lengths_of(mask)
             backward_x = reverse_padded(x, lengths)
-            bwd = mzu_recurrence(backward_x, mask, self.backward_scan)
+            bwd = mzu_recurrence(backward_x, mask, self.backward_scan, self.kernel_impl)
             states = torch.cat([states, reverse_padded(bwd.states, lengths)], dim=-1)
             cosine, scans = cosine + bwd.zone_cosine.sum(), 2
             if collect:

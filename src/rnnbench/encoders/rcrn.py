@@ -100,16 +100,16 @@ class RCRN(Encoder):
         w_ih = torch.stack([getattr(rnn, f"weight_ih_{s}") for rnn in rnns for s in suffixes])
         w_hh = torch.stack([getattr(rnn, f"weight_hh_{s}") for rnn in rnns for s in suffixes])
         bias = torch.stack([getattr(rnn, f"bias_ih_{s}") + getattr(rnn, f"bias_hh_{s}") for rnn in rnns for s in suffixes])
-        h = multi_lstm(x, mask, w_ih, w_hh, bias)  # [B, T, 6, hidden]
+        h = multi_lstm(x, mask, w_ih, w_hh, bias, impl=self.kernel_impl)  # [B, T, 6, hidden]
         return h.flatten(2).chunk(3, dim=-1)
 
     def forward(self, x, mask, context=None) -> EncoderOutput:
         f, o, h3 = self._birnns(x, mask)
         if self.listener_direction == "forward":
-            h, _ = gated_scan(f, h3, mask, o=o, logits=True)
+            h, _ = gated_scan(f, h3, mask, o=o, logits=True, impl=self.kernel_impl)
         else:
             d = self.hidden_size
-            fwd, _ = gated_scan(f[..., :d], h3[..., :d], mask, o=o[..., :d], logits=True)
-            bwd, _ = gated_scan(f[..., d:], h3[..., d:], mask, o=o[..., d:], logits=True, reverse=True)
+            fwd, _ = gated_scan(f[..., :d], h3[..., :d], mask, o=o[..., :d], logits=True, impl=self.kernel_impl)
+            bwd, _ = gated_scan(f[..., d:], h3[..., d:], mask, o=o[..., d:], logits=True, reverse=True, impl=self.kernel_impl)
             h = torch.cat([fwd, bwd], dim=-1)
         return EncoderOutput(states=h)  # the scan leaves padded positions at exactly 0

@@ -368,13 +368,13 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None,
     dist = distributed.current()
     say = say if dist.main else (lambda _: None)
     device = _device(str(t.device), dist)
-    dispatch.set_default_impl(str(t.kernel_impl))  # what every recurrence kernel runs; the record says what ran
-    dispatch.reset_used()
+    dispatch.reset_used()  # the record says what each recurrence kernel ran
     check_names(cfg.task.metrics)  # a typo in a metric name fails now, not after the first epoch
     torch.manual_seed(cfg.seed)
     data = data or prepare(cfg)
     torch.manual_seed(cfg.seed)  # model init does not depend on how data was prepared
     model = build_model(cfg, data).to(device)
+    model.encoder.use_kernels(t.kernel_impl)  # what every recurrence kernel of the model runs
     precision = Precision(t.precision, device)
     if precision.enabled:
         keep_encoder_float32(model.encoder, device.type)  # the recurrence stays in float32

@@ -65,7 +65,6 @@ from omegaconf import DictConfig
 from rnnbench.data.batching import collate
 from rnnbench.data.prepare import TaskData
 from rnnbench.heads.base import special_ids
-from rnnbench.kernels import dispatch
 from rnnbench.heads.probes import Probe, probe_for
 from rnnbench.training.model import TaskModel, build_model
 
@@ -627,9 +626,9 @@ def check_model(cfg: DictConfig, data: TaskData, say=lambda _: None, on_step=Non
 
 
 def _check_model(cfg: DictConfig, data: TaskData, say, on_step=None, budget: int | None = None) -> Verdict:
-    dispatch.set_default_impl(str(cfg.trainer.kernel_impl))  # the kernels a run would use
     torch.manual_seed(cfg.seed)  # as fit: the model's initial weights are the run's
     model = build_model(cfg, data)
+    model.encoder.use_kernels(cfg.trainer.kernel_impl)  # the kernels a run would use
     probe = probe_for(model.head)
     examples, fields = fixed_subset(cfg, data, model, probe)
     batch = collate(examples, fields)
