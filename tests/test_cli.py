@@ -1,6 +1,6 @@
 """The rnnbench command: every verb's --help, train/evaluate as train.py/evaluate.py do them,
 predict on raw text (the task's tokenizer, probabilities, one-line errors), runs and runs
-compare, list, and the table/claims/sanity verbs wired to the repository scripts."""
+compare, list, and the table/claims/sanity verbs wired to the package's commands."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,8 @@ import pytest
 from filelock import FileLock
 
 from rnnbench.commands import VERBS, main
-from rnnbench.commands import listing, predict as predict_verb, runs as runs_verb, scripts as scripts_verb
+from rnnbench.commands import claims as claims_verb, listing, predict as predict_verb, runs as runs_verb
+from rnnbench.commands import sanity as sanity_verb, table as table_verb
 from rnnbench.errors import ConfigError
 from rnnbench.inference import LoadedRun, PredictInputError, load
 from rnnbench.results.records import RECORD
@@ -348,22 +349,15 @@ def test_list_tables_groups_experiments_by_their_table_name(capsys, tmp_path):
     assert code == 0 and "missing" in line and "RCRN Table 5: Accuracy on TREC question classification" in line
 
 
-# --- table, claims and sanity: the repository scripts ----------------------------------------
+# --- table, claims and sanity ------------------------------------------------------------------
 
 @pytest.fixture
-def fake_scripts(tmp_path, monkeypatch):
-    """A scripts/ folder whose claims and sanity record the arguments they get."""
-    folder = tmp_path / "scripts"
-    folder.mkdir()
-    calls = tmp_path / "calls.jsonl"
-    for name in ("claims", "sanity"):
-        (folder / f"{name}.py").write_text(
-            "import json\n"
-            "def main(argv=None):\n"
-            f"    open({str(calls)!r}, 'a').write(json.dumps([{name!r}, argv]) + '\\n')\n"
-            "    return 0\n")
-    monkeypatch.setattr(scripts_verb, "checkout_scripts", lambda: folder)
-    return folder, lambda: [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+def recorded(monkeypatch):
+    """The claims and sanity commands, recording the arguments they get."""
+    calls = []
+    monkeypatch.setattr(claims_verb, "main", lambda argv=None: calls.append(["claims", argv]) or 0)
+    monkeypatch.setattr(sanity_verb, "main", lambda argv=None: calls.append(["sanity", argv]) or 0)
+    return calls
 
 
 def test_table_verb_is_the_campaign_librarys_make_table(capsys, monkeypatch):
@@ -386,26 +380,25 @@ def test_table_verb_is_the_campaign_librarys_make_table(capsys, monkeypatch):
     assert "running fhe_table2_small, fhe_table2_small_fhe" in out
 
 
-def test_table_verb_bad_input_is_one_line(fake_scripts, capsys, monkeypatch, tmp_path):
+def test_table_verb_bad_input_is_one_line(capsys, monkeypatch, tmp_path):
     code, _, err = run_main(["table", "rcrn_table99"], capsys)
     assert code == 2 and err.count("\n") == 1 and "no table 'rcrn_table99'" in err
     code, _, err = run_main(["table", "rcrn_table5", "--only", "rcrn_table6"], capsys)
     assert code == 2 and err.count("\n") == 1 and "not an experiment of rcrn_table5" in err
     code, _, err = run_main(["table", "rcrn_table1_baby"], capsys)
     assert code == 2 and err.count("\n") == 1 and "is an experiment, not a table" in err
-    monkeypatch.setattr(scripts_verb, "checkout_scripts", lambda: tmp_path / "nowhere")
+    monkeypatch.setattr(table_verb, "checkout_scripts", lambda: tmp_path / "nowhere")
     code, _, err = run_main(["table", "rcrn_table10"], capsys)  # a benchmark: a script of the checkout
     assert code == 2 and err.count("\n") == 1 and "an installed package has no scripts/" in err
 
 
-def test_claims_and_sanity_verbs_call_their_scripts(fake_scripts, capsys):
-    _, calls = fake_scripts
+def test_claims_and_sanity_verbs_are_package_commands(recorded, capsys):
     assert run_main(["claims", "--results", "elsewhere"], capsys)[0] == 0
     assert run_main(["sanity", "rcrn_table5", "--plan"], capsys)[0] == 0
-    assert calls() == [["claims", ["--results", "elsewhere"]], ["sanity", ["rcrn_table5", "--plan"]]]
+    assert recorded == [["claims", ["--results", "elsewhere"]], ["sanity", ["rcrn_table5", "--plan"]]]
 
 
-def test_sanity_verb_without_the_gate_says_so(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(scripts_verb, "checkout_scripts", lambda: tmp_path)
-    code, _, err = run_main(["sanity"], capsys)
-    assert code == 2 and err.count("\n") == 1 and "sanity gate is not available" in err
+def test_sanity_verb_help_is_the_gates_own(capsys):
+    with pytest.raises(SystemExit) as stop:
+        run_main(["sanity", "--help"], capsys)
+    assert stop.value.code == 0 and "--budget-minutes" in capsys.readouterr().out

@@ -20,8 +20,8 @@ import pytest
 
 from rnnbench.campaign.definitions import BENCHMARKS, experiments_of, tables
 from rnnbench.campaign.make import NO_RUN, make_table
+from rnnbench.campaign.data_status import status_of_table
 from rnnbench.results import floors, ledger
-from tests.helpers import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
@@ -77,7 +77,7 @@ def test_a_committed_table_is_what_its_committed_evidence_gives(table, real_data
 def test_the_committed_ledger_is_what_the_committed_evidence_gives(real_data):
     """``make claims`` on the committed evidence gives results/claims.md byte for byte (the data
     folder decides "data missing" against "not run", hence ``real_data``)."""
-    built = ledger.build(RESULTS, load_script("claims").status_of_table)
+    built = ledger.build(RESULTS, status_of_table)
     committed = (RESULTS / "claims.md").read_text()
     diff = "\n".join(list(difflib.unified_diff(committed.splitlines(), built.splitlines(), "results/claims.md", "regenerated", n=0,
                                                lineterm=""))[:20])

@@ -9,7 +9,7 @@
     rnnbench compare --encoders A,B [...]   your encoders on your data, under the same protocol
     rnnbench claims                         the claims ledger (results/claims.md)
     rnnbench floors [TABLE ...]             every table column's majority-class score (results/floors.csv)
-    rnnbench sanity                         the sanity gate, where this checkout has one
+    rnnbench sanity                         the sanity gate: can each campaign row learn?
     rnnbench report [--out DIR]             the report: a static site of every table, claim and run
 
 Each verb lives in its own module of this package and is imported only when it runs, so
@@ -29,15 +29,15 @@ VERBS = {
     "predict": ("predict", "a finished run's label and probabilities for raw text"),
     "runs": ("runs", "your runs as a table; runs compare A B: two side by side"),
     "list": ("listing", "encoders, tasks, experiments or tables, and whether the data is here"),
-    "table": ("scripts", "run what a paper table lacks, then write it (results/NAME.md)"),
+    "table": ("table", "run what a paper table lacks, then write it (results/NAME.md)"),
     "compare": ("compare", "compare encoders on your own data under the tables' protocol (comparisons/NAME/)"),
-    "claims": ("scripts", "write the claims ledger results/claims.md from the evidence"),
+    "claims": ("claims", "write the claims ledger results/claims.md from the evidence"),
     "floors": ("floors", "write results/floors.csv: each table column's majority-class score on dev and test"),
-    "sanity": ("scripts", "run the sanity gate (scripts/sanity.py of a checkout)"),
+    "sanity": ("sanity", "check that each campaign row can learn before its runs start (results/sanity.md)"),
     "report": ("report", "build the report: a static site of every table, claim and run (site/)"),
 }
 # Verbs whose arguments go as they are to what runs them: Hydra's (-m, --cfg job, key=value)
-# and the sanity script's own parser (its --help is the script's).
+# and the sanity gate's own parser (its --help is the gate's).
 PASS_THROUGH = {"train": "run_hydra", "sanity": "run_sanity"}
 
 

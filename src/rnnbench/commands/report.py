@@ -1,8 +1,7 @@
 """``rnnbench report``: the report, a static site of every table, claim and run (docs/report.md).
 
-Builds the site as ``make report`` does (``rnnbench.site.build``). In a checkout, a table
-without evidence is "not run" or "data missing" as scripts/claims.py tells them apart; an
-installed package without scripts/ calls them all "not run".
+Builds the site as ``make report`` does (``rnnbench.site.build``). A table without evidence is
+"not run" or "data missing" as the ledger tells them apart (``campaign.data_status``).
 """
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ def add_parser(verbs, verb: str, summary: str) -> None:
 
 
 def report(args) -> int:
-    from rnnbench.commands.scripts import checkout_scripts, load_script
+    from rnnbench.campaign.data_status import status_of_table
     from rnnbench.site.build import run
 
-    status = load_script("claims", "rnnbench report").status_of_table if (checkout_scripts() / "claims.py").is_file() else None
-    return run(args, status)
+    return run(args, status_of_table)

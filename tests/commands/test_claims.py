@@ -1,15 +1,15 @@
-"""scripts/claims.py, the ledger's command line: help writes nothing, an absent data folder is said."""
+"""rnnbench claims (scripts/claims.py wraps it), the ledger's command line: help writes nothing, an absent data folder is said."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from tests.helpers import load_script
+from rnnbench.commands import claims
 
 
 def test_help_prints_usage_and_writes_no_ledger(tmp_path, capsys):
-    script = load_script("claims")
+    script = claims
     with pytest.raises(SystemExit) as stop:
         script.main(["--help", "--results", str(tmp_path)])
     assert stop.value.code == 0
@@ -19,7 +19,7 @@ def test_help_prints_usage_and_writes_no_ledger(tmp_path, capsys):
 
 def test_an_absent_data_folder_is_said_before_tables_read_data_missing(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("RNNBENCH_DATA", str(tmp_path / "nowhere"))
-    script = load_script("claims")
+    script = claims
     assert script.main(["--results", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert f"data folder {tmp_path / 'nowhere'} not found" in err and "RNNBENCH_DATA" in err
