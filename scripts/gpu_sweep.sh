@@ -38,8 +38,6 @@ if ls "$CARRY"/whl/*.whl >/dev/null 2>&1; then
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$CARRY"/whl/*.whl || exit 1
 fi
 export PYTHONPATH=/tmp/site:$PWD/src
-# Without an install, rnnbench.kernels (kernels/ at the top of the checkout) is reached through a link.
-$PY -c "import rnnbench.kernels" 2>/dev/null || ln -sfn ../../kernels src/rnnbench/kernels
 $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 # The readers' tokenizer too (NLTK's, for IMDb and others): a package missing there stops here, not in every worker.
 $PY -c "import rnnbench.run; from rnnbench.metrics import registry; registry()

@@ -300,7 +300,7 @@ def _select(cfg, key: str):
     return node
 
 
-def _check_ranges(cfg) -> None:
+def check_ranges(cfg) -> None:
     for key, low, what in RANGES:
         value = _select(cfg, key)
         if value is None:
@@ -342,7 +342,7 @@ def _check_char(cfg) -> None:
         raise ConfigError(f"embedding.char.widths={widths}: the character CNN needs at least one filter width, each at least 1")
 
 
-def _check_device(cfg) -> None:
+def check_device(cfg) -> None:
     if str(cfg.trainer.device) != "cuda":
         return
     import torch
@@ -401,10 +401,10 @@ def validate(cfg) -> None:
     _unknown_keys(cfg, Config, "")
     check_components(cfg)
     _check_choices(cfg)
-    _check_ranges(cfg)
+    check_ranges(cfg)
     _check_char(cfg)
     _check_task(cfg)
-    _check_device(cfg)
+    check_device(cfg)
     _check_precision(cfg)
     check_runs_dir_writable(cfg.paths.runs_dir)
 

@@ -347,14 +347,14 @@ def parse_overrides(overrides: list[str], cfg: DictConfig) -> dict[str, object]:
 
 
 def apply_overrides(cfg: DictConfig, parsed: dict[str, object]) -> DictConfig:
-    from rnnbench.config import _check_device, _check_ranges
+    from rnnbench.config import check_device, check_ranges
 
     cfg = cfg.copy()
     with _open(cfg):
         for key, value in parsed.items():
             OmegaConf.update(cfg, key, value, merge=False)
-    _check_ranges(cfg)
-    _check_device(cfg)
+    check_ranges(cfg)
+    check_device(cfg)
     if str(cfg.trainer.mc_dropout_combine) not in ("vote", "mean"):
         raise EvaluationOverrideRefused(f"trainer.mc_dropout_combine={cfg.trainer.mc_dropout_combine}: must be vote or mean")
     return cfg
@@ -383,17 +383,17 @@ def existing_evaluation(run_folder: str | Path, split: str, overrides: list[str]
 def _split_records(cfg: DictConfig, saved: _Saved, split: str):
     """The raw and numericalised records of ``split`` read with ``cfg``'s reader, encoded with the run's vocabulary."""
     from rnnbench.data.batching import numericalise
-    from rnnbench.data.prepare import _empty_split_error, _without_empty_texts, build_reader, load_splits
+    from rnnbench.data.prepare import empty_split_error, without_empty_texts, build_reader, load_splits
 
     reader = build_reader(cfg.task.reader)
     raw = load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir)
     if not raw.get(split):
-        raise _empty_split_error(cfg.task.name, reader, Path(cfg.paths.data_dir), split)
+        raise empty_split_error(cfg.task.name, reader, Path(cfg.paths.data_dir), split)
     names = list(reader.label_names)
     if names != list(saved.label_names):
         raise ConfigError(f"the reader's labels ({', '.join(names[:12])}) differ from the run's ({', '.join(saved.label_names[:12])}); "
                           "an override changed the label set: evaluate with the run's task")
-    raw = _without_empty_texts({"train": raw.get("train", []), split: raw[split]}, saved.fields)
+    raw = without_empty_texts({"train": raw.get("train", []), split: raw[split]}, saved.fields)
     records = raw[split]
     encoded = numericalise(records, saved.vocab, saved.fields)
     limit = cfg.trainer.get("truncate")

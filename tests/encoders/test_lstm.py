@@ -80,13 +80,13 @@ def test_bad_options_are_refused(bad):
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_padded_run_equals_packed_run(cell, bidirectional):
     """The fast unpacked path gives what packing gives: outputs (zero at padding) and gradients."""
-    from rnnbench.encoders.lstm import _run_packed, _run_padded
+    from rnnbench.encoders.lstm import _run_packed, run_padded
 
     torch.manual_seed(0)
     rnn = cell(7, 5, batch_first=True, bidirectional=bidirectional)
     x = torch.randn(4, 9, 7, requires_grad=True)
     lengths = torch.tensor([9, 1, 4, 6])
-    packed, padded = _run_packed(rnn, x, lengths), _run_padded(rnn, x, lengths)
+    packed, padded = _run_packed(rnn, x, lengths), run_padded(rnn, x, lengths)
     torch.testing.assert_close(padded, packed, atol=1e-6, rtol=1e-5)
     assert (padded[1, 1:] == 0).all()
     params = [x, *rnn.parameters()]

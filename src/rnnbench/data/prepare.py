@@ -97,7 +97,7 @@ def _read_cache(cache: Path) -> Splits:
     return {name: loaded[name].to_list() for name in loaded}
 
 
-def _empty_split_error(task: str, reader: Reader, data_dir: Path, split: str) -> ConfigError:
+def empty_split_error(task: str, reader: Reader, data_dir: Path, split: str) -> ConfigError:
     """Name the file to look at: an empty input first, else every input of the reader."""
     paths = reader.input_paths(data_dir) if reader.files else []
     empty = [p for p in paths if p.is_file() and p.stat().st_size == 0]
@@ -122,7 +122,7 @@ def check_coverage(path, found: int, vocab_size: int, min_coverage: float) -> No
         )
 
 
-def _without_empty_texts(raw: Splits, fields: list[str]) -> Splits:
+def without_empty_texts(raw: Splits, fields: list[str]) -> Splits:
     """Training examples with an empty text teach nothing and are dropped; dev and test
     ones are kept (every example gets a prediction) with a single unknown token."""
     out = {"train": [r for r in raw["train"] if all(r[f] for f in fields)]}
@@ -137,9 +137,9 @@ def prepare(cfg: DictConfig) -> TaskData:
     raw = load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir)
     for split in ("train", "dev", "test"):
         if not raw.get(split):
-            raise _empty_split_error(cfg.task.name, reader, Path(cfg.paths.data_dir), split)
+            raise empty_split_error(cfg.task.name, reader, Path(cfg.paths.data_dir), split)
     fields = text_fields(raw["train"][0], tuple(getattr(reader, "raw_fields", ())))
-    raw = _without_empty_texts(raw, fields)
+    raw = without_empty_texts(raw, fields)
     emb = cfg.embedding
     vocab = Vocab.build(raw["train"], fields, lowercase=emb.lowercase, min_freq=cfg.task.get("min_freq", 1))
     char = emb.get("char")

@@ -38,7 +38,7 @@ from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of, reverse_padded, zero_padding
 from rnnbench.kernels.residual_lstm import residual_lstm
-from rnnbench.nn.rnn import run_packed as _run_packed  # noqa: F401 (what _run_padded must equal; tests compare)
+from rnnbench.nn.rnn import run_packed as _run_packed  # noqa: F401 (what run_padded must equal; tests compare)
 
 
 def _one_way(rnn: nn.RNNBase, x: torch.Tensor, suffix: str) -> torch.Tensor:
@@ -50,7 +50,7 @@ def _one_way(rnn: nn.RNNBase, x: torch.Tensor, suffix: str) -> torch.Tensor:
     return torch._VF.gru(x, h0, weights, True, 1, 0.0, rnn.training, False, True)[0]
 
 
-def _run_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor, x_backward: torch.Tensor | None = None) -> torch.Tensor:
+def run_padded(rnn: nn.RNNBase, x: torch.Tensor, lengths: torch.Tensor, x_backward: torch.Tensor | None = None) -> torch.Tensor:
     """Same result as ``_run_packed``, without packing: packed sequences take a slow
     per-step path on the CPU (8-12x slower than padded input on ragged batches, measured).
     Trailing padding comes after every real step of the forward direction, so it cannot
@@ -103,7 +103,7 @@ class RecurrentLayer(nn.Module):
 
     def _one_direction(self, rnn, x, clean, mask, lengths, impl):
         if not self.lateral:
-            return _run_padded(rnn, x, lengths)
+            return run_padded(rnn, x, lengths)
         r = self.lateral_proj(clean) if self.lateral_proj is not None else clean
         return residual_lstm(x, r, mask, rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0 + rnn.bias_hh_l0, impl=impl)
 

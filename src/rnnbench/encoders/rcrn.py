@@ -43,7 +43,7 @@ import torch
 from torch import nn
 
 from rnnbench.encoders.base import Encoder, EncoderOutput, lengths_of
-from rnnbench.encoders.lstm import RecurrentLayer, _run_padded
+from rnnbench.encoders.lstm import RecurrentLayer, run_padded
 from rnnbench.kernels.gated_scan import gated_scan
 from rnnbench.kernels.multi_lstm import multi_lstm
 
@@ -92,7 +92,7 @@ class RCRN(Encoder):
         layers = (self.forget_controller, self.output_controller, self.listener_base)
         if self.training and self.dropout.p > 0:  # each direction of each BiRNN reads its own mask of x
             lengths = lengths_of(mask)
-            return [_run_padded(layer.rnn, self.dropout(x), lengths, self.dropout(x)) for layer in layers]
+            return [run_padded(layer.rnn, self.dropout(x), lengths, self.dropout(x)) for layer in layers]
         if not self.fused:
             return [layer(x, mask) for layer in layers]
         rnns = [layer.rnn for layer in layers]

@@ -67,7 +67,7 @@ def _device(name: str, dist: Dist) -> torch.device:
     return torch.device("cuda", dist.local_rank) if dist.enabled else torch.device("cuda")
 
 
-def _truncated(splits: dict, fields: list[str], limit: int | None) -> dict:
+def truncated_batch(splits: dict, fields: list[str], limit: int | None) -> dict:
     if limit is None:
         return splits
     return {name: [{**r, **{f: r[f][:limit] for f in fields}} for r in records] for name, records in splits.items()}
@@ -383,7 +383,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None,
         raise ConfigError(f"nothing to train: task={cfg.task.name} with encoder={cfg.encoder.name} has no trainable parameters "
                           "(frozen embeddings, no encoder weights, a head without weights); use an encoder with weights or embedding.freeze=false")
     optimizer = build_optimizer(cfg, trainable)
-    splits = _truncated(data.splits, data.fields, t.truncate)
+    splits = truncated_batch(data.splits, data.fields, t.truncate)
     baseline = patience.task_baseline(cfg.task, data.raw["dev"])
     run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say, baseline=baseline)
     n_params = model.encoder.num_parameters()

@@ -223,9 +223,9 @@ class Verdict:
 def fixed_subset(cfg: DictConfig, data: TaskData, model: TaskModel, probe: Probe) -> tuple[list[dict], list[str]]:
     """``EXAMPLES`` training examples, the same for every encoder of a task: the head's epoch-1
     training records (a ranker's sampled triples), drawn with a generator seeded by ``cfg.seed``."""
-    from rnnbench.training.loop import _truncated
+    from rnnbench.training.loop import truncated_batch
 
-    train = _truncated(data.splits, data.fields, cfg.trainer.truncate)["train"]
+    train = truncated_batch(data.splits, data.fields, cfg.trainer.truncate)["train"]
     records, fields = model.head.training_records(train, data.fields, cfg.seed, 0)
     order = torch.randperm(len(records), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
     return probe.examples([records[i] for i in order[:EXAMPLES]]), fields
