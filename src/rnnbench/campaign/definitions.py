@@ -6,7 +6,7 @@ they run in and the order of the table's columns. Those with ``table.not_run`` (
 this budget's reach, e.g. the LSTM-baseline paper's Large rows) are rendered but not run unless
 named with ``--only``. A table is asked for by its name (``rcrn_table5``) or by the short form
 of the Makefile (``rcrn-5``). Tables that come from a benchmark rather than from training runs
-(RCRN Table 10) are made by their script (``BENCHMARKS``).
+(RCRN Table 10) are made by the script their registry file names (``benchmarks``: ``measured_by``).
 
 Each experiment's sweep (its encoders) and the encoder size of each row it fills are read off the
 composed configs without runs (``sweep_of``, ``parameter_counts``): a claim about model size ("the
@@ -32,11 +32,9 @@ from hydra.errors import HydraException
 from rnnbench.compose import CONF_DIR, compose_config
 from rnnbench.errors import ConfigError, RnnbenchError
 from rnnbench.results.claims import load_claims
-from rnnbench.results.tables import REGISTRY
+from rnnbench.results.tables import REGISTRY, registry_key
 from rnnbench.training.model import encoder_parameters
 
-# Tables made by a benchmark script, not by training runs: table -> the script (of a checkout).
-BENCHMARKS = {"rcrn_table10": "scripts/bench_cost.py"}
 # The short names of the Makefile's table targets: `make table-odyssey-1` is lstm_odyssey_table1.
 SHORT_NAMES = {"rcrn": "rcrn", "odyssey": "lstm_odyssey", "dcu": "dcu", "fhe": "fhe", "mzu": "mzu"}
 
@@ -89,9 +87,16 @@ def experiments_of(table: str) -> list[str]:
     return [e.name for e in sorted(members, key=lambda e: (e.order, e.name))]
 
 
+@functools.cache
+def benchmarks() -> dict[str, str]:
+    """Tables measured by a benchmark script, not by training runs: table -> the script (of a checkout),
+    as its registry file says (``measured_by``)."""
+    return {table: str(script) for table, script in registry_key("measured_by").items()}
+
+
 def tables() -> list[str]:
     """Every table an experiment fills, and every benchmark table, in name order (Table 2 before Table 10)."""
-    return sorted({e.table for e in all_experiments() if e.table} | set(BENCHMARKS), key=natural_key)
+    return sorted({e.table for e in all_experiments() if e.table} | set(benchmarks()), key=natural_key)
 
 
 def natural_key(name: str) -> list:

@@ -37,8 +37,8 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
     line says so (``reruns``). Returns an exit status; errors are one line on stderr."""
     try:
         name, named_part = definitions.resolve(table)
-        if name in definitions.BENCHMARKS:
-            raise RnnbenchError(f"{name} is measured, not trained: run {definitions.BENCHMARKS[name]}")
+        if name in definitions.benchmarks():
+            raise RnnbenchError(f"{name} is measured, not trained: run {definitions.benchmarks()[name]}")
         running = definitions.to_run(name, only, part or named_part)
     except RnnbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

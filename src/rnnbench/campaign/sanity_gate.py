@@ -46,7 +46,6 @@ GATE_ENV = "RNNBENCH_SANITY_GATE"
 MARKDOWN = "sanity.md"
 # Checked first when a budget cannot cover every row: the tables whose verdicts the known defects touched.
 # RCRN Table 1 comes last of them: its 16 domains repeat one model (three encoders on Amazon reviews).
-PRIORITY = ("lstm_odyssey_table1", "mzu_table6", *(f"rcrn_table{i}" for i in (4, 2, 3, 5, 6, 7, 8, 1)))
 PASS, FAIL, DATA_MISSING, ERROR, NOT_CHECKED = "pass", "fail", "data missing", "error", "not checked"
 
 
@@ -80,7 +79,11 @@ def table_rows(table: str, extra: list[str] = ()) -> list[Row]:
 
 
 def by_priority(tables: list[str]) -> list[str]:
-    first = [t for t in PRIORITY if t in tables]
+    """The tables to check, those whose registry file sets a ``sanity_priority`` first, in its order."""
+    from rnnbench.results.tables import registry_key
+
+    priority = registry_key("sanity_priority")
+    first = sorted((t for t in tables if t in priority), key=lambda t: priority[t])
     return first + [t for t in tables if t not in first and t != DEFAULT_TABLE] + ([DEFAULT_TABLE] if DEFAULT_TABLE in tables else [])
 
 

@@ -147,10 +147,10 @@ def experiments() -> list[str]:
 
 def tables() -> dict[str, list[str]]:
     """Table name -> the experiments that fill it, in the order they run (rnnbench.campaign.definitions)."""
-    from rnnbench.campaign.definitions import BENCHMARKS, experiments_of
+    from rnnbench.campaign.definitions import benchmarks, experiments_of
     from rnnbench.campaign.definitions import tables as names
 
-    return {name: experiments_of(name) for name in names() if name not in BENCHMARKS}
+    return {name: experiments_of(name) for name in names() if name not in benchmarks()}
 
 
 def table_description(table: str, members: list[str]) -> str:

@@ -76,8 +76,8 @@ def table(args) -> int:
     from rnnbench.campaign.make import NO_RUN, PLAN, RUN, make_table
 
     name, part = definitions.resolve(args.name)
-    if name in definitions.BENCHMARKS:  # measured by a script of the checkout, not trained
-        return load_script(Path(definitions.BENCHMARKS[name]).stem, "rnnbench table").main([])
+    if name in definitions.benchmarks():  # measured by a script of the checkout, not trained
+        return load_script(Path(definitions.benchmarks()[name]).stem, "rnnbench table").main([])
     part = args.part or part
     running = definitions.to_run(name, args.only, part)
     print(f"table {name}: {len(definitions.experiments_of(name))} experiment(s); "

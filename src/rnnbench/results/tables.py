@@ -42,6 +42,17 @@ def define_table(name: str, table: dict) -> None:
     DEFINED[name] = copy.deepcopy(table)
 
 
+def registry_key(key: str) -> dict[str, object]:
+    """{table: its registry file's value of ``key``} for every registry file that sets it: what a table
+    says of itself in its one definition (``measured_by``, ``sanity_priority``)."""
+    out = {}
+    for path in sorted(REGISTRY.glob("*.yaml")):
+        value = paper_table(path.stem).get(key)
+        if value is not None:
+            out[path.stem] = value
+    return out
+
+
 def paper_table(name: str) -> dict:
     """The registry's numbers for table ``name`` (src/rnnbench/results/paper_numbers/<name>.yaml),
     or the table defined in memory under that name (``define_table``)."""

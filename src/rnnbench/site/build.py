@@ -27,8 +27,9 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from rnnbench.campaign.definitions import benchmarks
 from rnnbench.errors import ConfigError
-from rnnbench.results import evidence, figures, floors, palette, report
+from rnnbench.results import evidence, figures, floors, palette
 from rnnbench.results.tables import REGISTRY, model_name, paper_table
 from rnnbench.site import comparisons as your_comparisons
 from rnnbench.site import markdown, pages
@@ -39,7 +40,6 @@ from rnnbench.site.html import VERDICT_COLOURS, slug
 ASSETS = Path(__file__).resolve().parent / "assets"
 MARKER = ".rnnbench-report"  # marks a folder this command wrote, so --out never empties anything else
 COPIED = ("*.csv", "*.csv.gz", "*.tex", "plots/*.png")
-COST_TABLE = "rcrn_table10"
 DEVICES = {"": "CPU", "_cuda": "GPU"}
 
 
@@ -164,12 +164,15 @@ def _hours(results: Path, titles: dict[str, str]) -> list[pages.TableHours]:
 
 
 def _cost_figures(results: Path, out: Path) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, int]]]:
-    """Time against length from RCRN Table 10's evidence (CPU, and GPU where there is one), and
-    each encoder's parameter count in that setting."""
+    """Time against length from the benchmark table's evidence (RCRN Table 10, the registry's
+    ``measured_by``: CPU, and GPU where there is one), and each encoder's parameter count in that setting."""
     figs, parameters = [], {}
-    registry = paper_table(COST_TABLE)
+    cost_table = next(iter(benchmarks()), None)
+    if cost_table is None:
+        return [], []
+    registry = paper_table(cost_table)
     for suffix, device in DEVICES.items():
-        path = results / f"{COST_TABLE}{suffix}.csv"
+        path = results / f"{cost_table}{suffix}.csv"
         if not path.exists():
             continue
         rows = evidence.read_csv(path)
@@ -258,7 +261,7 @@ def build(results: Path, runs_dir: Path, out: Path, status_of_table: Callable[[s
 
     with _pool() as pool:
         curves = {t: pool.submit(_curves_svg, results / f"{t}.csv", t, registries[t], out / "tables" / f"{t}-curves.svg")
-                  for t in table_names if t != COST_TABLE and (results / f"{t}.csv").exists()}
+                  for t in table_names if t not in benchmarks() and (results / f"{t}.csv").exists()}
         say(f"deciding the claims on the evidence in {results} ...")
         views = claim_views(results, status_of_table)
         plots = {view.key: pool.submit(_claim_plot, view, out) for view in views if view.differences}
