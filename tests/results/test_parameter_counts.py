@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from rnnbench.campaign import definitions as experiments
-from rnnbench.results import claims, decisions, evidence, ledger, report, verdicts
+from rnnbench.results import claims, decisions, evidence, ledger, verdicts
+from rnnbench.results import table_page as report
 from tests.results.test_ledger_budget import _line, _row
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"

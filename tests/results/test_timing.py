@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rnnbench.results import evidence, report, timing
+from rnnbench.results import evidence, timing
+from rnnbench.results import table_page as report
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

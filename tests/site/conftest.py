@@ -38,7 +38,8 @@ def write_comparison(root: Path) -> Path:
     renders from it, with its comparison against bilstm. Returns ``root``."""
     import statistics
 
-    from rnnbench.results import comparison, evidence, report
+    from rnnbench.results import comparison, evidence
+    from rnnbench.results import table_page as report
     from rnnbench.results.tables import define_table, paper_table, table_title
 
     folder, column = root / COMPARISON, "questions"

@@ -11,7 +11,8 @@ from pathlib import Path
 from rnnbench.errors import RnnbenchError
 from rnnbench.campaign.definitions import claimed_parameter_counts
 from rnnbench.campaign import protocol
-from rnnbench.results import evidence, patience, report
+from rnnbench.results import evidence, patience
+from rnnbench.results import table_page as report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit

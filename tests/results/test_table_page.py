@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench.results import claims, evidence, report, timing
+from rnnbench.results import claims, evidence, timing
+from rnnbench.results import table_page as report
 from rnnbench.results.tables import paper_table
 
 ITEMS = [f"q{i}" for i in range(40)]
