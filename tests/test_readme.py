@@ -235,3 +235,28 @@ def test_readme_python_block_runs(smoke_run, tmp_path):
         script.write_text(block.replace(RUN_PLACEHOLDER, str(folder)), encoding="utf-8")
         result = _run(f"python {script}")
         assert result.stdout.strip(), "the README's Python block printed nothing"
+
+
+def test_the_readmes_verdict_table_is_the_ledgers_headline():
+    """The README's "What it has found so far" counts are results/claims.md's, kind by kind."""
+    import re as _re
+
+    headline = next(line for line in (REPO / "results" / "claims.md").read_text().splitlines() if line.startswith("**"))
+    total = int(_re.search(r"\*\*(\d+) claims", headline).group(1))
+
+    def counted(part: str) -> int:
+        found = _re.search(part + r"([^;]*?)(?:;|\.\*\*)", headline)
+        return sum(int(n) for n in _re.findall(r"(\d+)", found.group(1))) if found else 0
+
+    about, ours = counted(r"accuracy, about the paper: "), counted(r"accuracy, in our setting: ")
+    cost = counted(r"cost and size: ")
+    single = {kind: int(n) for kind, n in _re.findall(r"(pipeline check|not evidence|not tested|not run|data missing) (\d+)", headline)}
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## What it has found so far", 1)[1].split("\n## ", 1)[0]
+    rows = {cells[0]: cells[1] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+                                              if line.startswith("| ") and not line.startswith("| verdict"))}
+    assert f"Of {total} claims today" in section
+    assert rows["accuracy, about the paper"] == str(about) and rows["accuracy, in our setting"] == str(ours)
+    assert rows["pipeline check"] == str(single.get("pipeline check", 0)) and rows["not evidence"] == str(single.get("not evidence", 0))
+    assert rows["not tested"] == str(single.get("not tested", 0)) and rows["cost and size"] == str(cost)
+    assert rows["not run / data missing"] == f"{single.get('not run', 0)} / {single.get('data missing', 0)}"
