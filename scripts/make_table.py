@@ -70,8 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     mode = PLAN if args.plan else NO_RUN if args.no_run else RUN
-    return make_table(table, only=args.only or named, mode=mode, until=args.until, overrides=args.overrides,
-                      skip_sanity=args.skip_sanity, part=args.part, replace_committed=args.replace_committed)
+    try:
+        return make_table(table, only=args.only or named, mode=mode, until=args.until, overrides=args.overrides,
+                          skip_sanity=args.skip_sanity, part=args.part, replace_committed=args.replace_committed)
+    except RnnbenchError as exc:  # the campaign raises, the command prints
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
 
 
 if __name__ == "__main__":

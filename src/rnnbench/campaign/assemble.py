@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import sys
 from pathlib import Path
 
 from rnnbench.errors import RnnbenchError
@@ -234,11 +233,7 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
     # Assemble from whatever has finished now (a parallel copy may have finished more), through the
     # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
     replaced: list[tuple[list[dict], str]] = []  # committed rows a re-run with other numbers replaces (--replace-committed)
-    try:
-        rows, items = collect(plans, overrides, built, committed, run=run, replaced=replaced)
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    rows, items = collect(plans, overrides, built, committed, run=run, replaced=replaced)
     superseded, dropped = evidence.superseded_path(csv_path), []
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     if rows:
@@ -280,13 +275,9 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
     if stale:
         notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
                      f"config than the current ones (re-run with make): {', '.join(stale)}.")
-    try:
-        md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
-                                first.table.protocol, str(first.task.select_metric), left_out_rows(plans),
-                                deviations.lines(name, rows, overrides) if has_paper else [])
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
+                            first.table.protocol, str(first.task.select_metric), left_out_rows(plans),
+                            deviations.lines(name, rows, overrides) if has_paper else [])
     print(md.read_text())
     print(f"wrote {md}, {tex} and {csv_path}")
     figure = first.table.openness_figure

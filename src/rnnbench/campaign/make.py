@@ -8,7 +8,6 @@ the work (each skips the runs the other holds).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from hydra.errors import HydraException
@@ -16,7 +15,7 @@ from hydra.errors import HydraException
 from rnnbench.campaign import assemble, definitions, pricing, reruns, runner
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
-from rnnbench.errors import RnnbenchError
+from rnnbench.errors import ConfigError, RnnbenchError
 from rnnbench.campaign.definitions import sweep_of
 from rnnbench.results import evidence
 
@@ -34,15 +33,12 @@ def make_table(table: str, only: list[str] | None = None, mode: str = RUN, until
     is expected to end by then. ``replace_committed``: a run folder whose numbers differ from its
     committed rows (the same identity on another processor kind) replaces them, which move to
     ``results/<table>.superseded.csv`` with the reason; else the committed rows are kept and one
-    line says so (``reruns``). Returns an exit status; errors are one line on stderr."""
-    try:
-        name, named_part = definitions.resolve(table)
-        if name in definitions.benchmarks():
-            raise RnnbenchError(f"{name} is measured, not trained: run {definitions.benchmarks()[name]}")
-        running = definitions.to_run(name, only, part or named_part)
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    line says so (``reruns``). Returns 0; what goes wrong is raised (``RnnbenchError``, one line):
+    the commands print it."""
+    name, named_part = definitions.resolve(table)
+    if name in definitions.benchmarks():
+        raise RnnbenchError(f"{name} is measured, not trained: run {definitions.benchmarks()[name]}")
+    running = definitions.to_run(name, only, part or named_part)
     return make_experiments(name, definitions.experiments_of(name), running, mode, until, overrides, skip_sanity, replace_committed)
 
 
@@ -52,19 +48,15 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     table ``name`` (each composes as ``experiment=<experiment>``: a config of conf/experiment/, or
     one defined in memory, as ``rnnbench compare`` defines its comparison), ``running`` those
     whose missing runs ``mode`` RUN trains. The other arguments are ``make_table``'s."""
+    overrides = list(overrides)
+    built = set(known_encoders())
     try:
-        overrides = list(overrides)
-        built = set(known_encoders())
         # Each experiment composed once: its config and the encoders of its sweep that exist.
         plans = [(experiment, compose_config([f"experiment={experiment}", *overrides]),
                   [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in experiments]
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except HydraException as exc:  # an override that does not compose with one of the table's experiments
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"error: {name}: an override does not compose with its experiments: {first_line}", file=sys.stderr)
-        return 2
+        raise ConfigError(f"{name}: an override does not compose with its experiments: {first_line}") from None
     pricing.DEADLINE.at = pricing.parse_until(until) if until else None
     runner.SANITY.skip = skip_sanity
     reruns.POLICY.replace = replace_committed
@@ -72,11 +64,7 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
     out_dir = Path(first.paths.results_dir)
     csv_path = out_dir / f"{name}.csv"
-    try:
-        committed = evidence.CommittedEvidence(csv_path, out_dir / f"{name}.items.csv.gz")
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    committed = evidence.CommittedEvidence(csv_path, out_dir / f"{name}.items.csv.gz")
     # Said up front: a results_dir without the committed CSV (a scratch folder) means every
     # committed run is trained again.
     if committed.by_run:
@@ -86,17 +74,11 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
         print(f"committed evidence: none ({csv_path} {why}): every run of the protocol is trained here", flush=True)
     to_run = [plan for plan in plans if plan[0] in running]
     if mode == PLAN:
-        try:
-            pricing.print_plan(pricing.plan(to_run, overrides, committed, runner.SANITY))
-        except RnnbenchError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        pricing.print_plan(pricing.plan(to_run, overrides, committed, runner.SANITY))
         return 0
     if mode == RUN:
         if pricing.DEADLINE.at is not None:
             runner.note_finished_runs(plans, overrides, committed)
         for experiment, base, encoders in to_run:
-            code = runner.run_missing(experiment, base, encoders, overrides, committed)
-            if code:
-                return code
+            runner.run_missing(experiment, base, encoders, overrides, committed)
     return assemble.write(plans, overrides, committed, built, run=mode == RUN, sanity=runner.SANITY)

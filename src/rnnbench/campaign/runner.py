@@ -3,10 +3,9 @@ runs before the final seeds at the chosen rate; a run that cannot end before ``-
 row fails the sanity gate is not started. Two processes side by side share the work."""
 from __future__ import annotations
 
-import sys
 import time
 
-from rnnbench.errors import RnnbenchError, RunInProgress
+from rnnbench.errors import RunInProgress
 from rnnbench.campaign import protocol
 from rnnbench.results import evidence
 from rnnbench.results.identity import run_dir
@@ -89,34 +88,30 @@ def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
 def run_missing(experiment: str, base, encoders: list[str], extra: list[str], committed: evidence.CommittedEvidence) -> int:
     """Run the protocol, group by group (the paper's rows, then ours): every selection run of
     the group first (two copies of this script share them), then per encoder the remaining
-    seeds at its chosen rate."""
-    try:
-        for group in paper_then_ours(base, encoders):
-            for enc in group:
-                for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
+    seeds at its chosen rate (and dropout). Returns 0; what goes wrong is raised (``RnnbenchError``)."""
+    for group in paper_then_ours(base, encoders):
+        for enc in group:
+            for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
+                ensure(experiment, job, extra, False, committed)
+        for enc in group:
+            # One rate: the same final runs whatever the selection runs score, so they start
+            # at once (a second worker starts them while the first runs the selection seeds).
+            lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+            if lr is None:
+                # A selection run another process holds is waited for: the choice needs its score.
+                lr, _ = chosen_lr(experiment, base, enc, extra, committed,
+                                  run=lambda exp, job: ensure(exp, job, extra, True, committed))
+            if lr is None:  # a selection run was not started (--until)
+                continue
+            p = None
+            if protocol.dropout_jobs(enc, base.table.protocol, lr):  # dropout chosen at the chosen rate
+                for job in protocol.dropout_jobs(enc, base.table.protocol, lr):
                     ensure(experiment, job, extra, False, committed)
-            for enc in group:
-                # One rate: the same final runs whatever the selection runs score, so they start
-                # at once (a second worker starts them while the first runs the selection seeds).
-                lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
-                if lr is None:
-                    # A selection run another process holds is waited for: the choice needs its score.
-                    lr, _ = chosen_lr(experiment, base, enc, extra, committed,
-                                      run=lambda exp, job: ensure(exp, job, extra, True, committed))
-                if lr is None:  # a selection run was not started (--until)
+                dropout = chosen_dropout(experiment, base, enc, lr, extra, committed,
+                                         run=lambda exp, job: ensure(exp, job, extra, True, committed))
+                if dropout is None:  # a dropout run was not started (--until)
                     continue
-                p = None
-                if protocol.dropout_jobs(enc, base.table.protocol, lr):  # dropout chosen at the chosen rate
-                    for job in protocol.dropout_jobs(enc, base.table.protocol, lr):
-                        ensure(experiment, job, extra, False, committed)
-                    dropout = chosen_dropout(experiment, base, enc, lr, extra, committed,
-                                             run=lambda exp, job: ensure(exp, job, extra, True, committed))
-                    if dropout is None:  # a dropout run was not started (--until)
-                        continue
-                    p = dropout.p
-                for job in protocol.final_jobs(enc, base.table.protocol, lr, p):
-                    ensure(experiment, job, extra, False, committed)
-    except RnnbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+                p = dropout.p
+            for job in protocol.final_jobs(enc, base.table.protocol, lr, p):
+                ensure(experiment, job, extra, False, committed)
     return 0
