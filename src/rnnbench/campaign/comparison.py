@@ -21,6 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnbench.errors import ConfigError
+from rnnbench.campaign import floors as computed
+from rnnbench.campaign import jobs
+from rnnbench.cli import config_error_line
+from rnnbench.compose import compose_config
+from rnnbench.data.prepare import build_reader, load_splits
+from rnnbench.encoders.build import known_encoders
+from rnnbench.results import comparison as reading
+from rnnbench.results import evidence, floors
+from rnnbench.results.tables import REGISTRY, define_table, paper_table
 
 PREFIX = "compare_"  # of the experiment a comparison defines: no config under conf/experiment/ starts so
 OUT = Path("comparisons")  # the default folder of every comparison, one folder each
@@ -68,7 +77,6 @@ def quoted(value: str) -> str:
 
 def parse_encoders(text: str | None) -> list[str]:
     """``bilstm,rcrn`` as a list of known encoder names, each once, in the order given."""
-    from rnnbench.encoders.build import known_encoders
 
     names = list(dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip()))
     known = known_encoders()
@@ -152,7 +160,6 @@ def default_name(task) -> str:
 
 
 def check_name(name: str) -> str:
-    from rnnbench.results.tables import REGISTRY
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
         raise ConfigError(f"--name {name!r}: use letters, digits, _ and - (it names the comparison's folder and files)")
@@ -166,8 +173,6 @@ def compose_base(overrides: list[str]):
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from rnnbench.cli import config_error_line
-    from rnnbench.compose import compose_config
 
     try:
         return compose_config(list(overrides))
@@ -211,9 +216,6 @@ def define(comparison: Comparison, base) -> None:
     """Define the comparison's experiment (Hydra's config store) and its table (``tables.define_table``)."""
     from hydra.core.config_store import ConfigStore
 
-    from rnnbench.campaign import jobs
-    from rnnbench.results import comparison as reading
-    from rnnbench.results.tables import define_table
 
     column, metric, lower, scale = column_of(base)
     note = (f"Data: {data_files(base.task)} (task {base.task.name}). Compared with: {comparison.command}.").replace("${", "\\${")
@@ -232,7 +234,6 @@ def define(comparison: Comparison, base) -> None:
 def check_data(base, read: bool) -> None:
     """The task's data, before any run: its files exist (``read``: and read cleanly: a malformed
     row, a missing field or a label unseen in training is one error line now, not in the first run)."""
-    from rnnbench.data.prepare import build_reader, load_splits
 
     reader = build_reader(base.task.reader)
     if read:
@@ -244,8 +245,6 @@ def check_data(base, read: bool) -> None:
 def write_floors(comparison: Comparison) -> Path:
     """The majority-class floors of the comparison's column on dev and test, beside its table
     (``floors.csv``, as results/ holds them): the floor gate reads them."""
-    from rnnbench.campaign import floors as computed
-    from rnnbench.results import floors
 
     found = computed.experiment_floors(comparison.name, comparison.experiment, comparison.extra(), computed.split_loader())
     comparison.out.mkdir(parents=True, exist_ok=True)
@@ -256,9 +255,6 @@ def write_floors(comparison: Comparison) -> Path:
 
 def summary(comparison: Comparison) -> list[str]:
     """The comparison as its table now stands: each encoder against the baseline (``results.comparison.summary``)."""
-    from rnnbench.results import evidence, floors
-    from rnnbench.results import comparison as reading
-    from rnnbench.results.tables import paper_table
 
     csv_path = comparison.out / f"{comparison.name}.csv"
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []

@@ -37,9 +37,13 @@ from rnnbench.training import sanity
 from rnnbench.compose import compose_config
 from rnnbench.data.embeddings import GLOVE_SOURCE
 from rnnbench.errors import DatasetMissingError, RnnbenchError
-from rnnbench.campaign.definitions import experiments_of, sweep_of
+from rnnbench.campaign.definitions import all_experiments, experiments_of, sweep_of
 from rnnbench.results.identity import identity_parts
 from rnnbench.results.records import write_json_atomic
+from rnnbench.results.run_record import git_commit
+from rnnbench.results.tables import column_metrics, registry_key
+from rnnbench.data.prepare import prepare
+from rnnbench.encoders.build import known_encoders
 
 DEFAULT_TABLE = "default task"  # the rows of conf/config.yaml's task, every encoder
 GATE_ENV = "RNNBENCH_SANITY_GATE"
@@ -62,7 +66,6 @@ class Row:
 
 def committed_tables(results_dir: str | Path = "results") -> list[str]:
     """The tables with committed evidence (results/<table>.csv) that experiment configs fill."""
-    from rnnbench.campaign.definitions import all_experiments
 
     filled = {e.table for e in all_experiments()}
     return sorted(p.stem for p in Path(results_dir).glob("*.csv") if "." not in p.stem and p.stem in filled)
@@ -70,7 +73,6 @@ def committed_tables(results_dir: str | Path = "results") -> list[str]:
 
 def table_rows(table: str, extra: list[str] = ()) -> list[Row]:
     """Every (experiment, encoder) row of ``table``'s sweeps, encoders without a config left out."""
-    from rnnbench.encoders.build import known_encoders
 
     if table == DEFAULT_TABLE:
         return [Row(table, None, enc) for enc in known_encoders()]
@@ -80,7 +82,6 @@ def table_rows(table: str, extra: list[str] = ()) -> list[Row]:
 
 def by_priority(tables: list[str]) -> list[str]:
     """The tables to check, those whose registry file sets a ``sanity_priority`` first, in its order."""
-    from rnnbench.results.tables import registry_key
 
     priority = registry_key("sanity_priority")
     first = sorted((t for t in tables if t in priority), key=lambda t: priority[t])
@@ -218,7 +219,6 @@ class DataCache:
         self.key, self.data = None, None
 
     def get(self, cfg: DictConfig):
-        from rnnbench.data.prepare import prepare
 
         key = data_identity(cfg)
         if key != self.key:
@@ -231,7 +231,6 @@ class DataCache:
 def evaluate(row: Row, cfg: DictConfig, key: str, data: DataCache | None = None, say=lambda _: None) -> dict:
     """Check the row now, cache and return its entry; a dataset or embedding file that is absent
     gives the status "data missing", not a failure."""
-    from rnnbench.results.run_record import git_commit
 
     data = data or DataCache()
     cpu, wall = time.process_time(), time.perf_counter()
@@ -346,7 +345,6 @@ class Gate:
 
 def _columns(base: DictConfig) -> list[str]:
     """The table columns an experiment's runs fill (its evidence rows' ``dataset``)."""
-    from rnnbench.results.tables import column_metrics
 
     return [*column_metrics(base.table, base), *(base.table.evaluated_columns or {})]
 
@@ -385,7 +383,6 @@ def render(entries: list[tuple[Row, dict | None]], skipped_note: str = "", kept:
     """results/sanity.md: one section per table, one line per row (``None``: not checked; an entry
     read from the markdown written earlier, ``committed_lines``, keeps its line). ``kept``: the row
     lines of other tables (``written_sections`` of the earlier file), listed as they were."""
-    from rnnbench.results.run_record import git_commit
 
     sections: dict[str, list[str]] = {}
     for row, entry in entries:
