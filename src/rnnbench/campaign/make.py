@@ -59,6 +59,7 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
         raise ConfigError(f"{name}: an override does not compose with its experiments: {first_line}") from None
     pricing.DEADLINE.at = pricing.parse_until(until) if until else None
     runner.SANITY.skip = skip_sanity
+    runner.SANITY.unchecked.clear()  # the rows this table starts without the gate, not another table's of this process
     reruns.POLICY.replace = replace_committed
     first = plans[0][1]
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)

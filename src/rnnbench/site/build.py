@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rnnbench.campaign.definitions import benchmarks
 from rnnbench.errors import ConfigError
-from rnnbench.results import evidence, figures, floors, palette
+from rnnbench.results import evidence, figures, floors, palette, timing
 from rnnbench.results.tables import REGISTRY, model_name, paper_table
 from rnnbench.site import comparisons as your_comparisons
 from rnnbench.site import markdown, pages
