@@ -70,7 +70,7 @@ def entry_of_folder(folder: Path) -> RunEntry:
                 return RunEntry(record.get("task", task), record.get("encoder", encoder), record.get("seed", seed), status,
                                 folder, str(record.get("identity", short_identity)), record)
         except (OSError, ValueError):
-            pass
+            pass  # unreadable or not JSON: listed below as a damaged record, never a crash of the listing
         return RunEntry(task, encoder, seed, "damaged record", folder, short_identity)
     status = "in progress" if _locked(folder / LOCK) else "interrupted" if (folder / LAST).exists() else "started"
     return RunEntry(task, encoder, seed, status, folder, short_identity)
