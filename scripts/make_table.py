@@ -20,6 +20,7 @@ import sys
 
 from rnnbench.campaign import definitions
 from rnnbench.campaign.make import NO_RUN, PLAN, RUN, make_table
+from rnnbench.commands.table import add_table_options
 from rnnbench.errors import RnnbenchError
 
 
@@ -27,21 +28,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("names", nargs="+", metavar="NAME",
                    help="a table (rcrn_table5, or its short form rcrn-5), or experiments of one table (conf/experiment/<name>.yaml)")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--plan", action="store_true", help="run nothing: list the protocol's runs finished and to run, with CPU hours")
-    mode.add_argument("--no-run", action="store_true", help="only write the table from finished (and committed) runs")
-    p.add_argument("--only", nargs="+", default=None, metavar="EXPERIMENT",
-                   help="run only these experiments of the table (a row left out of the campaign runs when named)")
-    p.add_argument("--part", default=None, metavar="PART",
-                   help="run only the experiments of this part of the table (their table.part: small, large)")
-    p.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
-    p.add_argument("--skip-sanity", action="store_true",
-                   help="start runs of rows that fail the sanity gate (docs/sanity.md); the table says so")
-    p.add_argument("--replace-committed", action="store_true",
-                   help="a run folder whose numbers differ from its committed rows (the same run on another processor "
-                        "kind) replaces them; they move to results/<table>.superseded.csv (default: keep them, say so)")
+    add_table_options(p)
     return p
 
 

@@ -36,6 +36,12 @@ def add_parser(verbs, verb: str, summary: str) -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = verbs.add_parser(verb, help=summary, description=TABLE_HELP, formatter_class=raw)
     parser.add_argument("name", metavar="NAME", help="a table, e.g. rcrn_table5 or mzu_table6 (rnnbench list tables)")
+    add_table_options(parser)
+    parser.set_defaults(run=table)
+
+
+def add_table_options(parser) -> None:
+    """The options of a table's command line, shared by `rnnbench table` and scripts/make_table.py."""
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--plan", action="store_true", help="run nothing: list the runs finished and to run, with CPU hours")
     mode.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
@@ -50,7 +56,6 @@ def add_parser(verbs, verb: str, summary: str) -> None:
     parser.add_argument("--replace-committed", action="store_true",
                         help="a run folder whose numbers differ from its committed rows (the same run on another "
                              "processor kind) replaces them; they move to results/NAME.superseded.csv (default: keep them)")
-    parser.set_defaults(run=table)
 
 
 def checkout_scripts() -> Path:
