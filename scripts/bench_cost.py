@@ -74,9 +74,11 @@ from types import SimpleNamespace
 import torch
 
 from rnnbench.results.run_record import git_commit, hardware
+from rnnbench.results.tables import registry_key
 
 REPO = Path(__file__).resolve().parents[1]
-TABLE = "rcrn_table10"
+# The table this script measures: the one whose registry file names it (`measured_by`).
+TABLE = next(table for table, script in registry_key("measured_by").items() if Path(str(script)).name == Path(__file__).name)
 BATCH, INPUT, HIDDEN, CLASSES, VOCAB = 32, 300, 200, 2, 10_000
 LENGTHS = (16, 32, 64, 128, 256)
 IMDB_EXAMPLES = 25_000  # IMDb's training (and test) reviews

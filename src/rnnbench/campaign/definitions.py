@@ -25,6 +25,7 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 from hydra.errors import HydraException
@@ -34,9 +35,6 @@ from rnnbench.errors import ConfigError, RnnbenchError
 from rnnbench.results.claims import load_claims
 from rnnbench.results.tables import REGISTRY, registry_key
 from rnnbench.training.model import encoder_parameters
-
-# The short names of the Makefile's table targets: `make table-odyssey-1` is lstm_odyssey_table1.
-SHORT_NAMES = {"rcrn": "rcrn", "odyssey": "lstm_odyssey", "dcu": "dcu", "fhe": "fhe", "mzu": "mzu"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +48,15 @@ class Experiment:
     @property
     def runs_by_default(self) -> bool:
         return not self.not_run
+
+
+class ExperimentPlan(NamedTuple):
+    """One experiment of a table, composed once for a campaign: what is planned, priced, run and
+    assembled. A named tuple, so ``for experiment, config, encoders in plans`` still reads it."""
+
+    experiment: str  # its name (a config of conf/experiment/, or one defined in memory)
+    config: object  # the composed config (``experiment=<experiment>`` and the campaign's overrides)
+    encoders: list[str]  # the encoders of its sweep that exist
 
 
 @functools.lru_cache(maxsize=None)
@@ -103,20 +110,32 @@ def natural_key(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
+@functools.cache
+def short_names() -> dict[str, str]:
+    """{short form: table}, the names of the Makefile's table targets (``make table-rcrn-5``): a
+    registry file's ``short_name`` (``odyssey-1`` for lstm_odyssey_table1), else
+    ``<paper>-<table number>`` from its ``paper`` and ``table``."""
+    out = {}
+    for table, paper in registry_key("paper").items():
+        number = registry_key("table").get(table)
+        short = registry_key("short_name").get(table) or (f"{paper}-{number}" if number is not None else None)
+        if short:
+            out[str(short)] = table
+    return out
+
+
 def resolve(name: str) -> tuple[str, str | None]:
     """(table, part) named by a table's name, its short form (``rcrn-5``), or the short form of a
     part of it (``fhe-2-small``: FHE Table 2's experiments with ``table.part: small``); a clear
     error otherwise."""
     if name in tables():
         return name, None
-    paper, _, rest = name.partition("-")
-    number, _, part = rest.partition("-")
-    if paper in SHORT_NAMES and number.isdigit():
-        full = f"{SHORT_NAMES[paper]}_table{number}"
-        if full in tables() and (not part or part in parts(full)):
+    short, part = (name, "") if name in short_names() else (name.rsplit("-", 1) + [""])[:2]
+    full = short_names().get(short)
+    if full is not None and full in tables():
+        if not part or part in parts(full):
             return full, part or None
-        if full in tables():
-            raise ConfigError(f"{name}: {full} has no part {part!r}" + (f"; its parts: {', '.join(parts(full))}" if parts(full) else ""))
+        raise ConfigError(f"{name}: {full} has no part {part!r}" + (f"; its parts: {', '.join(parts(full))}" if parts(full) else ""))
     if name in {e.name for e in all_experiments()}:
         raise ConfigError(f"{name} is an experiment, not a table: give its table "
                           f"({next(e.table for e in all_experiments() if e.name == name)}), with --only {name} to run only it")

@@ -16,7 +16,7 @@ from rnnbench.campaign import assemble, definitions, pricing, reruns, runner
 from rnnbench.compose import compose_config
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError, RnnbenchError
-from rnnbench.campaign.definitions import sweep_of
+from rnnbench.campaign.definitions import ExperimentPlan, sweep_of
 from rnnbench.results import evidence
 
 RUN, PLAN, NO_RUN = "run", "plan", "no-run"
@@ -52,8 +52,8 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     built = set(known_encoders())
     try:
         # Each experiment composed once: its config and the encoders of its sweep that exist.
-        plans = [(experiment, compose_config([f"experiment={experiment}", *overrides]),
-                  [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in experiments]
+        plans = [ExperimentPlan(experiment, compose_config([f"experiment={experiment}", *overrides]),
+                                [e for e in sweep_of(experiment, overrides) if e in built]) for experiment in experiments]
     except HydraException as exc:  # an override that does not compose with one of the table's experiments
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"{name}: an override does not compose with its experiments: {first_line}") from None
@@ -61,7 +61,7 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     runner.SANITY.skip = skip_sanity
     runner.SANITY.unchecked.clear()  # the rows this table starts without the gate, not another table's of this process
     reruns.POLICY.replace = replace_committed
-    first = plans[0][1]
+    first = plans[0].config
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
     out_dir = Path(first.paths.results_dir)
     csv_path = out_dir / f"{name}.csv"
@@ -73,13 +73,13 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     else:
         why = "has no rows" if committed.found else "not found"
         print(f"committed evidence: none ({csv_path} {why}): every run of the protocol is trained here", flush=True)
-    to_run = [plan for plan in plans if plan[0] in running]
+    to_run = [plan for plan in plans if plan.experiment in running]
     if mode == PLAN:
         pricing.print_plan(pricing.plan(to_run, overrides, committed, runner.SANITY))
         return 0
     if mode == RUN:
         if pricing.DEADLINE.at is not None:
             runner.note_finished_runs(plans, overrides, committed)
-        for experiment, base, encoders in to_run:
-            runner.run_missing(experiment, base, encoders, overrides, committed)
+        for plan in to_run:
+            runner.run_missing(plan.experiment, plan.config, plan.encoders, overrides, committed)
     return assemble.write(plans, overrides, committed, built, run=mode == RUN, sanity=runner.SANITY)

@@ -11,6 +11,7 @@ import time
 from omegaconf import OmegaConf
 
 from rnnbench.campaign import protocol
+from rnnbench.campaign.definitions import ExperimentPlan
 from rnnbench.results import evidence, timing
 from rnnbench.campaign.jobs import finished, is_done, job_config, jobs_of, started_runs
 from rnnbench.campaign.rates import chosen_dropout, known_choice
@@ -123,7 +124,7 @@ def parse_until(text: str) -> float:
     return at.timestamp()
 
 
-def plan(plans, extra: list[str], committed: evidence.CommittedEvidence, gate=None) -> list[dict]:
+def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.CommittedEvidence, gate=None) -> list[dict]:
     """Per experiment and encoder: the protocol's runs, how many have finished (here or in the
     committed evidence), and the CPU hours of the rest, estimated from the mean cost of the
     finished runs of the same encoder in this experiment, else of runs elsewhere in the table
@@ -131,7 +132,7 @@ def plan(plans, extra: list[str], committed: evidence.CommittedEvidence, gate=No
     of device (``DEADLINE.device``). ``gate`` (the runner's sanity gate): rows its cached verdicts
     refuse are marked, and left out of the total."""
     lines, costs = [], {}
-    for experiment, base, encoders in plans:
+    for experiment, base, encoders in plans:  # ExperimentPlan: name, composed config, encoders
         for enc in encoders:
             lr, choice = known_choice(experiment, base, enc, extra, committed)
             total, jobs = jobs_of(base, enc, lr, choice, chosen_dropout(experiment, base, enc, lr, extra, committed))

@@ -17,6 +17,7 @@ from rnnbench.campaign import pricing
 from rnnbench.campaign.jobs import finished, is_done, job_config
 from rnnbench.campaign.rates import chosen_dropout, chosen_lr, finished_runs
 from rnnbench.campaign.pricing import cost_keys, cost_keys_of
+from rnnbench.campaign.definitions import ExperimentPlan
 
 SANITY = Gate()  # a row that fails its sanity checks starts no run (docs/sanity.md)
 
@@ -63,7 +64,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             time.sleep(20)
 
 
-def note_finished_runs(plans, extra: list[str], committed: evidence.CommittedEvidence) -> None:
+def note_finished_runs(plans: list[ExperimentPlan], extra: list[str], committed: evidence.CommittedEvidence) -> None:
     """Give ``--until`` every finished run of the table before any run starts: a run's length is
     then known from its encoder's runs in all the experiments, not only in those visited so far
     (RCRN Table 8: WikiQA's 3l_bilstm runs take 30 minutes; its attentive-pooling experiment,

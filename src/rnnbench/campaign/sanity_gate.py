@@ -37,7 +37,7 @@ from rnnbench.training import sanity
 from rnnbench.compose import compose_config
 from rnnbench.data.embeddings import GLOVE_SOURCE
 from rnnbench.errors import DatasetMissingError, RnnbenchError
-from rnnbench.campaign.definitions import all_experiments, experiments_of, sweep_of
+from rnnbench.campaign.definitions import ExperimentPlan, all_experiments, experiments_of, sweep_of
 from rnnbench.results.identity import identity_parts
 from rnnbench.results.records import write_json_atomic
 from rnnbench.results.run_record import git_commit
@@ -303,7 +303,7 @@ class Gate:
         entry = known_entry(cfg, row_key(cfg))
         return list(entry["failures"]) if entry and entry["status"] == FAIL else []
 
-    def notes(self, plans, extra: list[str], rows: list[dict] | None = None) -> list[str]:
+    def notes(self, plans: list[ExperimentPlan], extra: list[str], rows: list[dict] | None = None) -> list[str]:
         """Table notes: rows started with the gate skipped, and rows whose verdict on record (cached,
         or committed in results/sanity.md) is a failure, whether the gate is on or not: what the
         table says follows from its evidence. ``rows``: the table's evidence rows, which tell a
