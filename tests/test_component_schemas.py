@@ -206,3 +206,21 @@ def test_a_class_without_typed_options_is_left_to_its_constructor():
     node = OmegaConf.create({"_target_": "my_package.MyEncoder", "name": "mine", "anything": 1})
     options.check(node, "encoder", "mine")  # no schema registered: nothing to compare with
 
+
+
+@pytest.mark.parametrize("override, said", [
+    ("encoder.hiden_size=100", "did you mean encoder.hidden_size?"),
+    ("task.head.dropot=0.2", "did you mean task.head.dropout?"),
+    ("encoder.xyzzy=1", "check its spelling (`python train.py --cfg job` prints every key)"),
+])
+def test_a_misspelt_key_without_plus_is_one_line_naming_the_key_nearest(override, said):
+    """Without ``+`` Hydra itself refuses a key the config lacks; its report becomes one line that
+    names the nearest existing key, or says how to list them when none is near."""
+    from hydra.errors import HydraException
+
+    from rnnbench.cli import config_error_line
+
+    with pytest.raises(HydraException) as error:
+        _composed_by_hydra(["task=trec", override])
+    line = config_error_line(error.value)
+    assert "\n" not in line and line.startswith(f"Could not override '{override.split('=')[0]}'") and line.endswith(said)

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -51,8 +52,25 @@ def config_error_line(exc: BaseException) -> str:
         text += "\n" + str(cause)
     line = one_line(text)
     if "not in" in line and "Key '" in line:
-        line += "; check its spelling (`python train.py --cfg job` prints every key)"
+        close = _close_key(cause)
+        line += (f"; did you mean {close}?" if close
+                 else "; check its spelling (`python train.py --cfg job` prints every key)")
     return line
+
+
+def _close_key(cause: BaseException | None) -> str | None:
+    """The existing key nearest a misspelt one (``encoder.hidden_size`` for ``encoder.hiden_size``),
+    read off the config node OmegaConf names in its error; None when there is none close."""
+    key, node, full_key = (getattr(cause, name, None) for name in ("key", "parent_node", "full_key"))
+    try:
+        known = [str(k) for k in node.keys()] if node is not None and key is not None else []
+    except Exception:  # a node that cannot list its keys: no suggestion
+        return None
+    close = difflib.get_close_matches(str(key), known, n=1)
+    if not close:
+        return None
+    prefix = str(full_key).rpartition(".")[0] if full_key else ""
+    return f"{prefix}.{close[0]}" if prefix else close[0]
 
 
 def one_line_hydra_errors() -> None:
