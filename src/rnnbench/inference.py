@@ -32,9 +32,17 @@ from types import SimpleNamespace
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from rnnbench.errors import ConfigError, RnnbenchError
+from rnnbench.config import Config, PathsConf, check_device, check_ranges
+from rnnbench.data.batching import collate, numericalise, to_device
+from rnnbench.data.prepare import build_reader, empty_split_error, load_splits, prepare, without_empty_texts
+from rnnbench.data.vocab import CharVocab, Vocab
+from rnnbench.errors import ConfigError, DamagedFileError, RnnbenchError
+from rnnbench.results.records import DONE, RECORD, write_json_atomic, write_lines_atomic
 from rnnbench.results.run_record import git_commit, hardware
-from rnnbench.training.checkpoint import FORMAT, bundle, is_bundle  # noqa: F401 - what best.pt holds, read here
+from rnnbench.training import checkpoint
+from rnnbench.training.checkpoint import BEST, FORMAT, bundle, is_bundle  # noqa: F401 - what best.pt holds, read here
+from rnnbench.training.evaluate import predict, score
+from rnnbench.training.model import build_model
 
 SPLITS = ("train", "dev", "test")
 EVAL_PREFIX = "eval-"
@@ -68,17 +76,12 @@ def _weights_of(saved: dict, path: Path) -> dict:
         return saved["model"]
     if saved and all(isinstance(v, torch.Tensor) for v in saved.values()):
         return saved
-    from rnnbench.errors import DamagedFileError
-
     raise DamagedFileError(path, "holds no model weights (neither a bundle, {'model': state_dict} nor a state dict)")
 
 
 # --- reading a finished run ------------------------------------------------------------
 
 def _record_of(run_dir: Path) -> dict:
-    from rnnbench.results.records import DONE, RECORD
-    from rnnbench.training.checkpoint import BEST
-
     if not run_dir.is_dir():
         raise NotAFinishedRun(f"{run_dir}: no such folder; give a run folder (runs/<task>/<encoder>/s<seed>-<identity>)")
     missing = [name for name in (RECORD, DONE, BEST) if not (run_dir / name).exists()]
@@ -96,8 +99,6 @@ def _record_of(run_dir: Path) -> dict:
 
 def _config_of(config: dict) -> DictConfig:
     """The recorded config under the current schema (keys added since get their defaults)."""
-    from rnnbench.config import Config
-
     try:
         return OmegaConf.merge(OmegaConf.structured(Config), config)
     except Exception:  # noqa: BLE001 - a key the schema no longer has: keep the record as it is
@@ -107,8 +108,6 @@ def _config_of(config: dict) -> DictConfig:
 def _current_paths(cfg: DictConfig) -> DictConfig:
     """``cfg`` with its paths taken from this environment (RNNBENCH_DATA, ...), not from the
     machine the run trained on."""
-    from rnnbench.config import PathsConf
-
     paths = OmegaConf.to_container(OmegaConf.create({"paths": OmegaConf.structured(PathsConf)}), resolve=True)["paths"]
     cfg = cfg.copy()
     with _open(cfg):
@@ -141,9 +140,6 @@ class _Saved:
 
 
 def _read_run(run_dir: Path) -> _Saved:
-    from rnnbench.data.vocab import CharVocab, Vocab
-    from rnnbench.training import checkpoint
-
     record = _record_of(run_dir)
     path = run_dir / checkpoint.BEST
     saved = checkpoint.load(path, "cpu")
@@ -162,8 +158,6 @@ def _read_run(run_dir: Path) -> _Saved:
 
 def _rebuild_vocab(cfg: DictConfig):
     """The vocabulary ``prepare(cfg)`` built for the run, without reading its embedding file."""
-    from rnnbench.data.prepare import prepare
-
     cfg = cfg.copy()
     with _open(cfg):
         cfg.embedding.kind = "random"  # the vocabulary does not depend on the vectors; skip reading them
@@ -172,8 +166,6 @@ def _rebuild_vocab(cfg: DictConfig):
 
 
 def _build(saved: _Saved, device: torch.device | str):
-    from rnnbench.training.model import build_model
-
     data = SimpleNamespace(vocab=saved.vocab, label_names=saved.label_names, vectors=None, fields=saved.fields)
     model = build_model(saved.config, data)
     model.load_state_dict(saved.weights)
@@ -206,8 +198,6 @@ class LoadedRun:
     @cached_property
     def reader(self):
         """The task's reader, built from the run's config (no file is read): its tokenizer and inputs."""
-        from rnnbench.data.prepare import build_reader
-
         return build_reader(self.config.task.reader)
 
     @property
@@ -272,8 +262,6 @@ class LoadedRun:
         ``{"label": name, "probabilities": {name: p, ...}}`` (the softmax of the class scores,
         without MC dropout), for heads with class scores. A ranking head gives the pair's score.
         Empty text, a missing field, an unknown label: one ``PredictInputError`` line."""
-        from rnnbench.data.batching import collate, numericalise, to_device
-
         if not getattr(self.model.head, "predicts_from_text", True):
             raise PredictInputError(f"predict: task {self.task}'s head ({type(self.model.head).__name__}) needs the gold answer "
                                     "of each example (it generates or points into text); score it on a split with rnnbench evaluate")
@@ -347,8 +335,6 @@ def parse_overrides(overrides: list[str], cfg: DictConfig) -> dict[str, object]:
 
 
 def apply_overrides(cfg: DictConfig, parsed: dict[str, object]) -> DictConfig:
-    from rnnbench.config import check_device, check_ranges
-
     cfg = cfg.copy()
     with _open(cfg):
         for key, value in parsed.items():
@@ -382,9 +368,6 @@ def existing_evaluation(run_folder: str | Path, split: str, overrides: list[str]
 
 def _split_records(cfg: DictConfig, saved: _Saved, split: str):
     """The raw and numericalised records of ``split`` read with ``cfg``'s reader, encoded with the run's vocabulary."""
-    from rnnbench.data.batching import numericalise
-    from rnnbench.data.prepare import empty_split_error, without_empty_texts, build_reader, load_splits
-
     reader = build_reader(cfg.task.reader)
     raw = load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir)
     if not raw.get(split):
@@ -407,9 +390,6 @@ def evaluate_run(run_folder: str | Path, split: str = "test", overrides: list[st
 
     With no overrides, the test split gives exactly the run's recorded test metrics: the same
     records, batches, threads and MC-dropout seed as the training loop's test pass."""
-    from rnnbench.results.records import write_json_atomic, write_lines_atomic
-    from rnnbench.training.evaluate import predict, score
-
     if split not in SPLITS:
         raise UnknownSplit(f"split={split}: unknown split; use one of {', '.join(SPLITS)}")
     run_dir = Path(run_folder)

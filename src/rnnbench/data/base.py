@@ -15,7 +15,8 @@ import zlib
 from pathlib import Path
 from typing import Callable
 
-from rnnbench.errors import DataFormatError, DatasetMissingError
+from rnnbench.data.tokenize import treebank_tokenize
+from rnnbench.errors import ConfigError, DataFormatError, DatasetMissingError
 
 # What reading a damaged compressed file raises (a truncated download, an HTML error page saved under the name)
 DAMAGED_ARCHIVE_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile)
@@ -57,8 +58,6 @@ class Reader:
     def tokenize(self, text: str) -> list[str]:
         """Raw text as this reader's records hold it (``rnnbench predict`` on new text): the
         Treebank tokens every word-level reader here gives, or the corpus' own tokens are."""
-        from rnnbench.data.tokenize import treebank_tokenize
-
         return treebank_tokenize(text)
 
     def missing_inputs(self, root: Path) -> list[Path]:
@@ -128,8 +127,6 @@ def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
-        from rnnbench.errors import DataFormatError
-
         line = raw.count(b"\n", 0, exc.start) + 1
         raise DataFormatError(path, line, f"byte {raw[exc.start]:#04x} is not valid {encoding}: is this the original file? "
                                           "(re-download it, or convert it to UTF-8)") from None
@@ -141,8 +138,6 @@ def read_lines(path: Path, encoding: str = "utf-8") -> list[str]:
 
 def parse_lines(path: Path, parse: Callable[[str], dict], encoding: str = "utf-8") -> Records:
     """Apply ``parse`` to each non-empty line; a ValueError becomes a DataFormatError naming file and line."""
-    from rnnbench.errors import DataFormatError
-
     records = []
     for number, line in enumerate(read_lines(path, encoding), start=1):
         if not line.strip():
@@ -156,8 +151,6 @@ def parse_lines(path: Path, parse: Callable[[str], dict], encoding: str = "utf-8
 
 def hold_out(train: list, test: list, dev_size: int, seed: int, where: str) -> dict[str, list]:
     """Split ``dev_size`` random items (fixed ``seed``) off train as the dev set; order is kept."""
-    from rnnbench.errors import ConfigError
-
     if dev_size > len(train):
         raise ConfigError(f"{where}: dev size {dev_size} but only {len(train)} training examples were found")
     held = set(random.Random(seed).sample(range(len(train)), dev_size))
@@ -173,8 +166,6 @@ def hold_out_groups(train: list, test: list, dev_fraction: float, seed: int, gro
     drawn in a random order (fixed ``seed``) until dev holds at least ``dev_fraction`` of the
     records; order is kept. No group is on both sides, so a dev score cannot reward memorising
     a group seen in training."""
-    from rnnbench.errors import ConfigError
-
     groups: dict[object, list[int]] = {}
     for i, record in enumerate(train):
         groups.setdefault(group_of(record), []).append(i)

@@ -25,6 +25,10 @@ import math
 import torch
 
 from rnnbench.heads.base import Head, HeadOutput
+from rnnbench.heads.lm import LanguageModelHead
+from rnnbench.heads.pointer_generator import Memory, PointerGeneratorHead
+from rnnbench.heads.ranker import RankerHead
+from rnnbench.heads.span import SpanHead
 
 
 class Probe:
@@ -151,8 +155,6 @@ class PointerGeneratorProbe(Probe):
         return targets, steps.unsqueeze(0) <= lengths.unsqueeze(1), lengths
 
     def prior_loss(self, batch, out):
-        from rnnbench.heads.pointer_generator import Memory
-
         head = self.head
         ids, mask = batch[head.fields[0]], batch[f"{head.fields[0]}_mask"]
         targets, steps, _ = self._targets(batch)
@@ -177,11 +179,6 @@ class PointerGeneratorProbe(Probe):
 def probe_for(head: Head) -> Probe:
     """The probe of ``head``'s kind; a head of another kind is probed as a classifier
     (it must return class logits)."""
-    from rnnbench.heads.lm import LanguageModelHead
-    from rnnbench.heads.pointer_generator import PointerGeneratorHead
-    from rnnbench.heads.ranker import RankerHead
-    from rnnbench.heads.span import SpanHead
-
     for cls, probe in ((LanguageModelHead, LanguageModelProbe), (SpanHead, SpanProbe), (RankerHead, RankerProbe),
                        (PointerGeneratorHead, PointerGeneratorProbe)):
         if isinstance(head, cls):

@@ -34,6 +34,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
+
 PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED = "pipeline check", "not evidence", "not tested"
 GATED = (PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED)
 ABOUT_PAPER, IN_OUR_SETTING = "about the paper", "in our setting"
@@ -72,8 +74,6 @@ def split_row(name: str) -> tuple[str, str]:
 
 
 def _trained(row: dict) -> bool:
-    from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
-
     return row.get("status") not in (DID_NOT_TRAIN, NEEDS_RERUN)
 
 

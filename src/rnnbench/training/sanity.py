@@ -63,9 +63,11 @@ import torch
 from omegaconf import DictConfig
 
 from rnnbench.data.batching import collate
+from rnnbench.encoders.build import build_encoder
 from rnnbench.data.prepare import TaskData
 from rnnbench.heads.base import special_ids
 from rnnbench.heads.probes import Probe, probe_for
+from rnnbench.training.loop import build_optimizer, truncated_batch
 from rnnbench.training.model import TaskModel, build_model
 
 # Bump when a check or threshold changes: it is part of every cached verdict's key.
@@ -135,8 +137,6 @@ def regulariser_in_use(cfg: DictConfig) -> bool:
     a dev score (Table 3's schedule) return none. An encoder that cannot be asked counts as
     using it (its verdict is checked again rather than carried over)."""
     from hydra.utils import get_class
-
-    from rnnbench.encoders.build import build_encoder
 
     try:
         if not getattr(get_class(str(cfg.encoder._target_)), "has_regulariser", False):
@@ -223,8 +223,6 @@ class Verdict:
 def fixed_subset(cfg: DictConfig, data: TaskData, model: TaskModel, probe: Probe) -> tuple[list[dict], list[str]]:
     """``EXAMPLES`` training examples, the same for every encoder of a task: the head's epoch-1
     training records (a ranker's sampled triples), drawn with a generator seeded by ``cfg.seed``."""
-    from rnnbench.training.loop import truncated_batch
-
     train = truncated_batch(data.splits, data.fields, cfg.trainer.truncate)["train"]
     records, fields = model.head.training_records(train, data.fields, cfg.seed, 0)
     order = torch.randperm(len(records), generator=torch.Generator().manual_seed(cfg.seed)).tolist()
@@ -560,8 +558,6 @@ def _memorise(model: TaskModel, batch: dict, probe: Probe, cfg: DictConfig, say,
               on_step=None, label: str = "") -> tuple[Check, bool]:
     """One memorisation run (``memorisation``), with or without the encoder's regulariser in the
     loss; also whether an ``aux_loss`` was returned (the regulariser weighed in)."""
-    from rnnbench.training.loop import build_optimizer
-
     t = cfg.trainer
     budget = memorise_budget(float(t.lr)) if budget is None else budget
     trainable = [p for p in model.parameters() if p.requires_grad]
