@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from rnnbench.results import evidence
+from rnnbench.results import evidence, rate_choice
+from rnnbench.results.rate_choice import RateChoice
 from tests.helpers import load_script
 
 
@@ -25,7 +26,7 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     assert "At most 3 batches per epoch" in md and "## Cost and trust" in md
     assert (tmp_path / "results" / "synthetic_span_copy.tex").exists()
     rows = (tmp_path / "results" / "synthetic_span_copy.csv").read_text().splitlines()
-    assert rows[0].startswith("model,encoder,variant,dataset,metric,scale,seed,lr,phase,reported,dev,test,")
+    assert rows[0].startswith("format,model,encoder,variant,dataset,metric,scale,seed,lr,phase,reported,dev,test,")
     assert len(rows) == 1 + 2 and all(",bilstm,,E" in r or ",bilstm,,F" in r for r in rows[1:])  # one run, columns EM and F1
 
     assert main(["synthetic_span_copy", *overrides]) == 0  # finished runs are not run again
@@ -146,7 +147,8 @@ def test_finals_wait_unreported_while_a_rate_new_to_the_grid_has_no_selection_ru
     def runs(lines):  # each row but whether it is reported and the stored choice, undone while no rate is chosen
         import csv as csv_module
 
-        return sorted(tuple(v for k, v in r.items() if k not in ("reported", "chosen_lr", "lr_choice")) for r in csv_module.DictReader(lines))
+        choice = ("reported", "chosen_lr", *rate_choice.COLUMNS)
+        return sorted(tuple(v for k, v in r.items() if k not in choice) for r in csv_module.DictReader(lines))
     assert runs(kept) == runs(rows)  # every run kept, none reported until a rate is chosen
     assert all(",yes," not in r for r in kept[1:]) and len(kept) == len(rows)
 
@@ -692,7 +694,8 @@ def test_the_table_stores_the_chosen_rate_and_says_how_the_grid_was_extended(tmp
     assert len(started) == 3 and started[2].split(" lr ")[1] in ("0.002 (select)", "0.00015 (select)")
     rows = evidence.read_csv(tmp_path / "results" / "synthetic_span_copy.csv")
     chosen = {r["chosen_lr"] for r in rows}
-    (statement,) = {r["lr_choice"] for r in rows}
+    (statement,) = {RateChoice.from_columns(r).statement() for r in rows}
+    assert {(r["lr_extensions"], r["lr_extension_limit"], len(r["lr_grid"].split(";"))) for r in rows} == {(1, 1, 3)}
     assert len(chosen) == 1 and {r["lr"] for r in rows if r["reported"] == "yes"} == chosen
     assert statement.startswith("grid extended to {") and ("choice interior" in statement or "still at the edge" in statement)
     assert {r["status"] for r in rows} == {"trained"} and {r["majority"] for r in rows} == {""}

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench.results import claims, evidence, timing
+from rnnbench.results import claims, evidence, rate_choice, timing
 from rnnbench.results import table_page as report
+from rnnbench.results.rate_choice import RateChoice
 from rnnbench.results.tables import paper_table
 
 ITEMS = [f"q{i}" for i in range(40)]
@@ -355,14 +356,15 @@ def test_the_rate_choice_is_read_from_the_evidence_with_the_grid_extensions_stat
     the grid past that edge; the evidence stores the chosen rate and what the table says of the grid,
     and the selection line prints both (no warning re-derived from the rates)."""
     statement = "grid extended to {0.002, 0.001, 0.0005, 0.00025}; choice interior"
+    choice = RateChoice(5e-4, (2e-3, 1e-3, 5e-4, 2.5e-4), 1, 3)
     rows = [{"model": "M", "encoder": "mzu_cap", "variant": "", "dataset": "Laptop-DS", "metric": "accuracy", "lr": lr,
              "phase": "select", "dev": {2.5e-4: 60.0, 5e-4: 62.0}.get(lr, 55.0), "reported": "yes" if lr == 5e-4 else "no",
-             "chosen_lr": 5e-4, "lr_choice": statement}
+             "chosen_lr": 5e-4, **choice.columns()}
             for lr in (2e-3, 1e-3, 5e-4, 2.5e-4)]
     (line,) = report.selection_lines(rows, 1, "accuracy")
     assert line.endswith("0.0005: 62.0 (chosen), 0.00025: 60.0; " + statement + ".")
     # evidence written before the stored choice: the reported runs' rate, and no statement
-    old = [{k: v for k, v in r.items() if k not in ("chosen_lr", "lr_choice")} for r in rows]
+    old = [{k: v for k, v in r.items() if k not in ("chosen_lr", *rate_choice.COLUMNS)} for r in rows]
     (line,) = report.selection_lines(old, 1, "accuracy")
     assert line.endswith("0.0005: 62.0 (chosen), 0.00025: 60.0.") and "grid's" not in line
 

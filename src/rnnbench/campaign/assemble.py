@@ -16,6 +16,7 @@ from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit
 from rnnbench.results.openness import accuracy_vs_openness
+from rnnbench.results.rate_choice import no_columns
 from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
 from rnnbench.campaign import deviations, reruns
 from rnnbench.campaign.jobs import job_config, with_status
@@ -137,7 +138,8 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                 encoder_rows += run_rows
                 items += run_items
             # The choice is stored with the evidence, so the table states it rather than re-deriving it.
-            rows += [{**row, "chosen_lr": "" if lr is None else lr, "lr_choice": choice.statement() if choice else "",
+            choice_columns = choice.columns() if choice else no_columns()
+            rows += [{**row, "chosen_lr": "" if lr is None else lr, **choice_columns,
                       **({"dropout_choice": dropout.statement() if dropout else ""} if by_p else {})} for row in encoder_rows]
     return rows, items
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from rnnbench.errors import ConfigError
+# The choice made here is a results type: the evidence stores it and the table page states it from there.
+from rnnbench.results.rate_choice import ABOVE, BELOW, RateChoice, past_edge
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,6 @@ def choose_lr(dev_by_lr: dict[float, list[float]], lower_is_better: bool = False
     return best_lr
 
 
-# The grid's step past an edge: the paper grids halve and double (LSTM-baseline's {8e-4, ..., 5e-5}).
-BELOW, ABOVE = 0.5, 2.0
 DEFAULT_MAX_GRID_EXTENSIONS = 3
 
 
@@ -153,54 +153,6 @@ def max_grid_extensions(protocol) -> int:
     if value < 0:
         raise ConfigError(f"table.protocol.max_grid_extensions={value}: must be at least 0 (0: never extend the grid)")
     return value
-
-
-def past_edge(rates: list[float], chosen: float) -> float | None:
-    """The next rate past the edge ``chosen`` sits at (x0.5 below the smallest, x2 above the
-    largest); None when it is interior, or when a grid of one rate leaves nothing chosen."""
-    if len(rates) < 2:
-        return None
-    if chosen == min(rates):
-        return chosen * BELOW
-    if chosen == max(rates):
-        return chosen * ABOVE
-    return None
-
-
-def _rates(rates) -> str:
-    return "{" + ", ".join(f"{x:g}" for x in sorted(rates, reverse=True)) + "}"
-
-
-@dataclass(frozen=True)
-class RateChoice:
-    """An encoder's learning-rate choice under the protocol, with the grid it was made on."""
-
-    lr: float | None  # the chosen rate; None while a rate of the configured grid lacks its selection runs
-    rates: tuple[float, ...]  # the rates chosen among: the configured grid, then the rates added past its edges
-    added: int  # how many of ``rates`` were added past an edge
-    limit: int  # table.protocol.max_grid_extensions
-    pending: float | None = None  # the rate past the edge still without its selection runs: ``lr`` is provisional
-    dev_by_lr: dict = field(default_factory=dict, compare=False)  # {rate: selection seeds' dev scores}
-
-    def at_edge(self) -> bool:
-        return self.lr is not None and past_edge(list(self.rates), self.lr) is not None
-
-    def statement(self) -> str:
-        """What the table says of the choice: the grid's extension and whether the choice is interior
-        ("" for a choice inside the grid as configured, a grid of one rate, or no choice yet)."""
-        if self.lr is None or len(self.rates) < 2:
-            return ""
-        extended = f"grid extended to {_rates(self.rates)}" if self.added else ""
-        side = "smallest" if self.lr == min(self.rates) else "largest"
-        if self.pending is not None:
-            return ((f"{extended}; " if extended else "")
-                    + f"the choice is the grid's {side} rate and provisional: the selection runs at {self.pending:g}, "
-                    f"one step past that edge, have not run yet")
-        if not self.at_edge():
-            return f"{extended}; choice interior" if extended else ""
-        if not self.limit:
-            return f"the choice is the grid's {side} rate, still at the edge: grid extension is off (table.protocol.max_grid_extensions=0)"
-        return f"{extended}; limit of {self.limit} extension(s) hit at {self.lr:g}: still at the edge"
 
 
 def choose_rate(protocol, config_lr: float, dev_scores: Callable[[float], list[float] | None],

@@ -1,7 +1,8 @@
 """Each encoder's learning rate under the comparison protocol: the grid's one rate, or the rate
 chosen on the dev scores of its selection runs (extended past the grid's edge where the choice
 sits there: ``protocol.choose_rate``). The choice is stored with the evidence (the CSV's
-``chosen_lr`` and ``lr_choice``), so a table states it rather than deriving it again."""
+``chosen_lr`` and the choice's columns: ``results/rate_choice.py``), so a table states it rather
+than deriving it again."""
 from __future__ import annotations
 
 import dataclasses

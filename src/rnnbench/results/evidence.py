@@ -17,8 +17,11 @@ Each row also says what the protocol decided about its run: ``status`` under the
 rule (``results/patience.py``: "trained", "did not train", "needs re-run"; empty in rows
 written before the rule), ``majority`` (the dev split's majority-class score on the metric
 runs select on; empty where the metric has none), ``chosen_lr`` (the rate the
-protocol chose for the run's encoder in its experiment; empty while none is) and
-``lr_choice`` (what the table says of that choice: the grid's extension past an edge).
+protocol chose for the run's encoder in its experiment; empty while none is) and the choice
+itself (``results/rate_choice.py``: the grid chosen among, its extension past an edge).
+
+A row's columns, its format and the migration of older rows are ``results/evidence_row.py``'s:
+every CSV is written and read through ``EvidenceRow``.
 """
 from __future__ import annotations
 
@@ -32,56 +35,40 @@ from pathlib import Path
 from rnnbench.errors import RnnbenchError
 from rnnbench.results import patience
 from rnnbench.results import timing
+from rnnbench.results.evidence_row import FIELDS, OPTIONAL_FIELDS, EvidenceRow
+from rnnbench.results.record_format import CommittedRun, Record
 from rnnbench.results.records import temporary_for
 
-FIELDS = [
-    "model", "encoder", "variant", "dataset", "metric", "scale", "seed", "lr", "phase", "reported", "dev", "test",
-    "selected_epoch", "epoch_cap", "epochs_run", "seconds_per_epoch", "inference_seconds_per_example",
-    "parameters", "threads", "commit", "versions", "device", "hardware", "dev_curve", "run",
-    "status", "majority", "chosen_lr", "lr_choice",
-]
-NUMERIC = {"scale": float, "seed": int, "lr": float, "dev": float, "test": float, "selected_epoch": int, "epoch_cap": int, "epochs_run": int,
-           "seconds_per_epoch": float, "inference_seconds_per_example": float, "parameters": int, "majority": float,
-           "chosen_lr": float}
-# Written only where some row has a value, so evidence written before they existed regenerates
-# byte for byte: what a run's seconds were measured under (results/timing.py: process CPU seconds
-# per epoch, the mean 1-minute load average), and for a cost benchmark's rows (scripts/bench_cost.py)
-# the log of the row's time over the baseline encoder's, timed in the same process and round.
-# A table whose protocol chooses dropout (``table.protocol.dropout_grid``) adds ``dropout`` (the run's p of
-# the grid; empty: the config's own) and ``dropout_choice`` (what the table says of the encoder's choice).
-OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline", "dropout", "dropout_choice"]
-NUMERIC.update({name: float for name in OPTIONAL_FIELDS if name != "dropout_choice"})
 ITEM_FIELDS = ["model", "variant", "dataset", "seed", "item", "score", "scale"]
 SCALED = ("dev", "test", "majority")  # the values read_csv gives in table units (and each dev curve point)
 
 
-def evidence_rows(record: dict, model: str, variant: str | None, columns: dict[str, str], scale: float, phase: str,
+def evidence_rows(record: Record | dict, model: str, variant: str | None, columns: dict[str, str], scale: float, phase: str,
                   reported: bool) -> list[dict]:
     """One row per table column (dataset) of a finished run's record. ``phase`` is "select" (a
     learning-rate grid run) or "final"; ``reported``: the run is at the encoder's chosen rate."""
-    trainer = record["config"]["trainer"]
-    hw = record.get("hardware", {})
-    majority = record.get("majority_baseline")
+    record = Record.of(record)
+    trainer = record.config["trainer"]
     rows = []
     for column, metric in columns.items():
         dev, test, curve = split_values(record, metric)
         if test is None:  # a statistic this encoder does not have (gate openness of an LSTM)
             continue
-        rows.append({
-            "model": model, "encoder": record["encoder"], "variant": variant or "", "dataset": column, "metric": metric,
-            "scale": float(scale), "seed": record["seed"], "lr": trainer["lr"], "phase": phase, "reported": "yes" if reported else "no",
+        row = {
+            "model": model, "encoder": record.encoder, "variant": variant or "", "dataset": column, "metric": metric,
+            "scale": float(scale), "seed": record.seed, "lr": trainer["lr"], "phase": phase, "reported": "yes" if reported else "no",
             "dev": "" if dev is None else dev, "test": test,
-            "selected_epoch": record["best_epoch"], "epoch_cap": trainer["epochs"], "epochs_run": record["epochs_run"],
-            "seconds_per_epoch": record["seconds_per_epoch"],
-            "inference_seconds_per_example": record.get("inference_seconds_per_example", ""),
-            "parameters": record["encoder_parameters"], "threads": trainer.get("num_threads") or "",
-            "commit": record.get("git_commit", ""), "versions": json.dumps(record.get("versions", {}), sort_keys=True),
-            "device": hw.get("device", ""), "hardware": hw.get("gpu") or hw.get("cpu", ""),
-            **{key: "" if record.get(key) is None else record[key] for key in (timing.RECORD_CPU, timing.LOAD)},
+            "selected_epoch": record.best_epoch, "epoch_cap": trainer["epochs"], "epochs_run": record.epochs_run,
+            "seconds_per_epoch": record.seconds_per_epoch, "inference_seconds_per_example": record.inference_seconds_per_example,
+            "parameters": record.encoder_parameters, "threads": trainer.get("num_threads") or "",
+            "commit": record.git_commit, "versions": json.dumps(record.versions, sort_keys=True),
+            "device": record.hardware.get("device", ""), "hardware": record.hardware.get("gpu") or record.hardware.get("cpu", ""),
+            timing.RECORD_CPU: record.cpu_seconds_per_epoch, timing.LOAD: record.load_average,
             "dev_curve": ";".join("" if v is None else repr(float(v)) for v in curve),
-            "run": Path(record["run_dir"]).name,
-            "status": record.get("status") or "", "majority": "" if majority is None else majority,
-        })
+            "run": Path(record.run_dir).name,
+            "status": record.status, "majority": record.majority_baseline,
+        }
+        rows.append({key: "" if value is None else value for key, value in row.items()})  # an empty cell, as read back
     return rows
 
 
@@ -94,16 +81,17 @@ def rescored(row: dict) -> bool:
 STATS = "stats:"  # a column showing an encoder statistic (FHE's gate openness) instead of a metric
 
 
-def split_values(record: dict, metric: str) -> tuple[float | None, float | None, list[float | None]]:
+def split_values(record: Record | dict, metric: str) -> tuple[float | None, float | None, list[float | None]]:
     """(dev at the selected epoch, test, dev per epoch) of a metric, or of an encoder statistic
     named ``stats:<key>`` (test: the test pass's mean, ``test_stats``; dev: the epoch history's)."""
-    history = record.get("history", [])
+    record = Record.of(record)
+    history = record.history
     if metric.startswith(STATS):
         key = metric[len(STATS):]
-        best = record.get("best_epoch", 0)
+        best = record.best_epoch or 0
         dev = history[best - 1].get(key) if 0 < best <= len(history) else None
-        return dev, record.get("test_stats", {}).get(key), [h.get(key) for h in history]
-    return record.get("dev", {}).get(metric), record["test"][metric], [h.get(f"dev_{metric}") for h in history]
+        return dev, record.test_stats.get(key), [h.get(key) for h in history]
+    return record.dev.get(metric), record.test[metric], [h.get(f"dev_{metric}") for h in history]
 
 
 def _sort_key(row: dict):
@@ -111,16 +99,19 @@ def _sort_key(row: dict):
     return (row["dataset"], row["model"], row["variant"], float(row["lr"]), int(row["seed"]), -1.0 if p in (None, "") else float(p))
 
 
-def write_csv(path: Path, rows: list[dict], fields: list[str] = FIELDS, sort_key=_sort_key) -> None:
+def write_csv(path: Path, rows: list[EvidenceRow | dict], fields: list[str] = FIELDS, sort_key=_sort_key) -> None:
+    """The rows in the current evidence format (``EvidenceRow``), sorted by ``sort_key`` (given
+    each row as a dict), with ``fields`` as columns and those of ``OPTIONAL_FIELDS`` some row has."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    present = [f for f in OPTIONAL_FIELDS if f not in fields and any(row.get(f) not in (None, "") for row in rows)]
+    typed = [EvidenceRow.of(row) for row in rows]
+    present = [f for f in OPTIONAL_FIELDS if f not in fields and any(row.has(f) for row in typed)]
     at = fields.index(FIELDS[-1]) + 1 if FIELDS[-1] in fields else len(fields)  # before a file's own last columns (superseded_on)
     fields = [*fields[:at], *present, *fields[at:]]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fields, lineterminator="\n")
     writer.writeheader()
-    for row in sorted(rows, key=sort_key):
-        writer.writerow({k: _fmt(row.get(k, "")) for k in fields})
+    for row in sorted(typed, key=lambda row: sort_key(row.as_dict())):
+        writer.writerow(row.cells(fields))
     # Through a temporary file: workers assembling one table side by side never read half a file.
     with temporary_for(path) as tmp:
         tmp.write_text(buffer.getvalue())
@@ -135,17 +126,16 @@ def _fmt(value) -> str:
 def read_csv(path: Path, scaled: bool = True) -> list[dict]:
     """Evidence rows, typed: in table units (``scaled``), else as stored."""
     with open(path, newline="") as handle:
-        return parse_csv(handle, scaled)
+        return parse_csv(handle, scaled, source=path)
 
 
-def parse_csv(lines, scaled: bool = True) -> list[dict]:
+def parse_csv(lines, scaled: bool = True, source: str | Path = "evidence") -> list[dict]:
     """Evidence rows, typed, from an open file or any iterable of CSV lines (a committed version's
-    text): in table units (``scaled``), else as stored."""
+    text), of any evidence format this version reads (``evidence_row.migrate``; ``source`` names
+    the file in an error): in table units (``scaled``), else as stored."""
     rows = []
-    for row in csv.DictReader(lines):
-        for key, kind in NUMERIC.items():
-            if row.get(key, "") != "":
-                row[key] = kind(row[key])
+    for cells in csv.DictReader(lines):
+        row = EvidenceRow.from_cells(cells, source).as_dict()
         rows.append(in_table_units(row) if scaled else row)
     return rows
 
@@ -357,6 +347,10 @@ def read_parameter_counts(path: Path) -> dict[str, tuple[int, str]]:
         return {r["row"]: (int(r["parameters"]), r["experiment"]) for r in csv.DictReader(handle)}
 
 
+def _number(value):
+    return None if value == "" else value
+
+
 class CommittedEvidence:
     """A table's committed evidence, looked up by run: what lets a campaign go on later
     (or on another machine) without the run folders. A run whose rows are committed
@@ -381,19 +375,19 @@ class CommittedEvidence:
         """Mark a committed run as taken into the regenerated table (so it is not reported dropped)."""
         self.used.add((encoder, run))
 
-    def record(self, encoder: str, run: str) -> dict | None:
-        """A stand-in for the run's record, with what the protocol reads of it (its dev scores, as
-        stored: the record's own), or None when the run is not committed."""
+    def record(self, encoder: str, run: str) -> CommittedRun | None:
+        """What the committed rows hold of the run's record (its dev scores, as stored: the record's
+        own; ``record_format.CommittedRun``), or None when the run is not committed."""
         rows = self.by_run.get((encoder, run))
         if not rows:
             return None
         first = rows[0]
-        return {"dev": {r["metric"]: r["dev"] for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
-                "seconds_per_epoch": first["seconds_per_epoch"], "epochs_run": first["epochs_run"],
-                "device": first.get("device", ""), "committed": True,
-                # the patience rule's verdict, or what judges it where the rows predate the rule (table units)
-                "status": first.get("status") or "", "epoch_cap": first.get("epoch_cap", ""),
-                "dev_curves": {r["metric"]: scaled_curve(r) for r in rows if r.get("dev_curve")}}
+        return CommittedRun(dev={r["metric"]: r["dev"] for r in rows if r["dev"] != "" and not r["metric"].startswith(STATS)},
+                            seconds_per_epoch=_number(first["seconds_per_epoch"]), epochs_run=_number(first["epochs_run"]),
+                            device=first.get("device", ""),
+                            # the patience rule's verdict, or what judges it where the rows predate the rule (table units)
+                            status=first.get("status") or "", epoch_cap=_number(first.get("epoch_cap", "")),
+                            dev_curves={r["metric"]: scaled_curve(r) for r in rows if r.get("dev_curve")})
 
     def rows_of(self, encoder: str, run: str, model: str, variant: str, phase: str, reported: bool,
                 columns: set[str]) -> tuple[list[dict], list[dict]]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from rnnbench.errors import DiskFullError, SmokeRunRefused
+from rnnbench.results.record_format import Record
 
 RECORD = "record.json"
 PREDICTIONS = "predictions.jsonl"
@@ -185,7 +186,7 @@ def index_entries(index: Path) -> list[dict]:
 
 
 def read_record(run_dir: Path, index: Path | None = None, allow_smoke: bool = False, say=_warn) -> dict | None:
-    """The record of a finished run, else None.
+    """The record of a finished run in the current shape (``record_format.Record``), else None.
 
     A damaged ``record.json`` (empty, not JSON, not a record) is moved aside and the
     ``done`` marker removed, with one warning line: the run is then redone (resuming from
@@ -206,6 +207,7 @@ def read_record(run_dir: Path, index: Path | None = None, allow_smoke: bool = Fa
         say(f"warning: {path} is damaged ({type(exc).__name__}: {str(exc)[:80] or 'empty file'}); moved it aside to "
             f"{aside.name if aside else 'nothing (already moved)'} and redoing the run from its last checkpoint")
         return None
+    record = Record.from_json(record, path).as_dict()  # the current shape; a newer format is refused, not set aside
     if index is not None and ensure_indexed(index, record):
         say(f"note: {run_dir} was finished but missing from {index}; added it")
     if is_partial(record) and not allow_smoke:

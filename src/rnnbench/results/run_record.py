@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from rnnbench.results import timing
 from rnnbench.results.identity import component_versions, data_fingerprint, run_identity
+from rnnbench.results.record_format import Record
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the installed rnnbench package (src/rnnbench in a checkout)
 
@@ -88,44 +89,45 @@ def build_record(
     world_size: int = 1,
     extra: dict | None = None,
 ) -> dict:
-    """The record of a finished run, from plain values (see the module docstring)."""
-    return {
-        "identity": identity or run_identity(cfg),  # the caller's, computed once for the run folder
-        "versions": component_versions(cfg),
-        "data_fingerprint": data_fingerprint(cfg),
-        "run_dir": str(run_dir),
-        "task": cfg.task.name,
-        "encoder": cfg.encoder.name,
-        "embedding": cfg.embedding.name,
-        "seed": cfg.seed,
-        "experiment": cfg.get("experiment"),
-        "config": OmegaConf.to_container(cfg, resolve=True),
-        "git_commit": git_commit(),
-        "encoder_parameters": encoder_parameters,
-        "model_parameters": model_parameters,
-        "best_epoch": best_epoch,
-        "epochs_run": len(history),
-        "dev": best_dev,
-        "test": test_scores,
-        "test_stats": test_stats,
-        "metric_implementations": metric_implementations,
-        "kernel_implementations": kernel_implementations,  # {kernel op: implementation that ran}
-        "history": history,
+    """The record of a finished run, from plain values (see the module docstring), as its JSON holds
+    it: ``Record`` (results/record_format.py) gives its shape and format."""
+    return Record(
+        identity=identity or run_identity(cfg),  # the caller's, computed once for the run folder
+        versions=component_versions(cfg),
+        data_fingerprint=data_fingerprint(cfg),
+        run_dir=str(run_dir),
+        task=cfg.task.name,
+        encoder=cfg.encoder.name,
+        embedding=cfg.embedding.name,
+        seed=cfg.seed,
+        experiment=cfg.get("experiment"),
+        config=OmegaConf.to_container(cfg, resolve=True),
+        git_commit=git_commit(),
+        encoder_parameters=encoder_parameters,
+        model_parameters=model_parameters,
+        best_epoch=best_epoch,
+        epochs_run=len(history),
+        dev=best_dev,
+        test=test_scores,
+        test_stats=test_stats,
+        metric_implementations=metric_implementations,
+        kernel_implementations=kernel_implementations,  # {kernel op: implementation that ran}
+        history=history,
         # The patience rule (results/patience.py): "trained", or "did not train" (never beat the
         # dev split's majority-class score, the baseline; None where the task's metric has none).
-        "status": status,
-        "majority_baseline": majority_baseline,
-        "seconds_per_epoch": sum(h["train_seconds"] for h in history) / max(len(history), 1),
-        "tokens_per_second": tokens / max(train_seconds, 1e-9),
+        status=status,
+        majority_baseline=majority_baseline,
+        seconds_per_epoch=sum(h["train_seconds"] for h in history) / max(len(history), 1),
+        tokens_per_second=tokens / max(train_seconds, 1e-9),
         **timing.record_means(history),  # what the seconds were measured under: CPU time, the machine's load
         # Inference cost: the test pass (scoring excluded) over the examples it predicted.
-        "test_seconds": test_seconds,
-        "inference_seconds_per_example": test_seconds / max(test_predicted, 1),
-        "peak_memory_mb": peak_memory_mb(device),
+        test_seconds=test_seconds,
+        inference_seconds_per_example=test_seconds / max(test_predicted, 1),
+        peak_memory_mb=peak_memory_mb(device),
         # max_eval_batches scores part of the test split: a smoke run, which tables refuse
-        "test_examples_scored": test_predicted, "smoke": test_predicted < test_examples,
-        "world_size": world_size,  # processes that trained the run together (torchrun); 1 = one process
-        "hardware": hardware(device),
-        "data": data,
-        **(extra or {}),
-    }
+        test_examples_scored=test_predicted, smoke=test_predicted < test_examples,
+        world_size=world_size,  # processes that trained the run together (torchrun); 1 = one process
+        hardware=hardware(device),
+        data=data,
+        extra=dict(extra or {}),
+    ).as_dict()

@@ -22,6 +22,7 @@ from rnnbench.results import decisions
 from rnnbench.results import evidence, floors, gates, verdicts
 from rnnbench.results import deviations, timing
 from rnnbench.results.evidence import did_not_train, needs_rerun, not_converged
+from rnnbench.results.rate_choice import RateChoice
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
 
@@ -201,9 +202,10 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
     """How each encoder's learning rate was chosen: mean dev per rate on the selection seeds, of
     the metric runs select on (a table's other columns are not what chose the rate), the chosen
     rate as the evidence stores it (``chosen_lr``; rows written before it: the reported runs'),
-    and what the protocol says of the grid (``lr_choice``: its extension past an edge). A table of
-    several experiments (MZU Table 6's two domains) chose a rate in each: one line per encoder
-    and dataset, named by the dataset (named too where other columns borrowed its choice)."""
+    and what the protocol says of the grid (``RateChoice.statement`` of the choice the rows store:
+    its extension past an edge). A table of several experiments (MZU Table 6's two domains) chose
+    a rate in each: one line per encoder and dataset, named by the dataset (named too where other
+    columns borrowed its choice)."""
     if select_metric is not None:
         rows = [r for r in rows if r["metric"] == select_metric] or rows
     out = []
@@ -225,8 +227,10 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
             chosen[key] = float(r["chosen_lr"])
         elif r["reported"] == "yes":
             chosen.setdefault(key, float(r["lr"]))
-        if r.get("lr_choice"):
-            statements.setdefault(key, r["lr_choice"])
+        if key not in statements:
+            choice = RateChoice.from_columns(r)
+            if choice is not None and choice.statement():
+                statements[key] = choice.statement()
     for key, by_lr in groups.items():
         if len(by_lr) < 2:
             continue
