@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from rnnbench.campaign.definitions import ExperimentPlan
 from rnnbench.results import evidence, rate_choice
 from rnnbench.results.rate_choice import RateChoice
 from tests.helpers import load_script
@@ -317,7 +318,7 @@ def test_footnotes_describe_the_first_experiment_that_has_runs():
     from rnnbench.compose import compose_config
 
     module = _module()
-    plans = [(name, compose_config([f"experiment={name}"]), []) for name in ("dcu_table1", "dcu_table1_small")]
+    plans = [ExperimentPlan(name, compose_config([f"experiment={name}"]), []) for name in ("dcu_table1", "dcu_table1_small")]
     row = {"variant": "small", "seed": "1", "reported": "yes", "commit": "0" * 40, "hardware": "cpu", "device": "cpu"}
     notes = module.footnotes(plans, [row])
     assert "At most 700 batches per epoch." in notes[1]  # the small variant's trainer, not dcu_table1's
@@ -349,10 +350,10 @@ def test_footnotes_name_each_experiments_protocol_when_they_differ():
     module = _module()
     names = ("mzu_table6_restaurant", "mzu_table6_laptop")
     row = {"variant": "", "seed": "1", "reported": "yes", "commit": "0" * 40, "hardware": "cpu", "device": "cpu"}
-    same = [(name, compose_config([f"experiment={name}", "trainer.epochs=20"]), []) for name in names]
+    same = [ExperimentPlan(name, compose_config([f"experiment={name}", "trainer.epochs=20"]), []) for name in names]
     notes = module.footnotes(same, [row])
     assert sum("Protocol, the same for every encoder" in n for n in notes) == 1 and "at most 20 epochs" in notes[1]
-    longer = [(name, compose_config([f"experiment={name}"]), []) for name in names]  # laptops: a 40-epoch cap
+    longer = [ExperimentPlan(name, compose_config([f"experiment={name}"]), []) for name in names]  # laptops: a 40-epoch cap
     notes = module.footnotes(longer, [row])
     assert notes[1].startswith("mzu_table6_restaurant: Protocol") and "at most 20 epochs" in notes[1]
     assert notes[2].startswith("mzu_table6_laptop: Protocol") and "at most 40 epochs" in notes[2]
@@ -425,7 +426,7 @@ def test_the_plan_counts_finished_final_seeds_of_a_one_rate_table_and_prices_fro
     module = _module()
     gpu = {"seconds_per_epoch": 15.0, "epochs_run": 12, "hardware": {"device": "cuda"}, "dev": {"accuracy": 0.85}}
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: gpu if job.seed in (3, 4) else None)
-    plans = [("rcrn_table4", compose_config(["experiment=rcrn_table4"]), ["3l_bilstm"])]
+    plans = [ExperimentPlan("rcrn_table4", compose_config(["experiment=rcrn_table4"]), ["3l_bilstm"])]
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
     (line,) = module.plan(plans, [], None)
     assert (line["finished"], line["total"], line["per_run"]) == (2, 5, None)
@@ -444,7 +445,7 @@ def test_the_plan_says_which_runs_were_started_and_resume(monkeypatch, tmp_path,
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
     extra = [f"paths.runs_dir={tmp_path}"]
     experiment = "lstm_odyssey_table2_large_bi_resv2"
-    plans = [(experiment, compose_config([f"experiment={experiment}", *extra]), ["2l_bilstm"])]
+    plans = [ExperimentPlan(experiment, compose_config([f"experiment={experiment}", *extra]), ["2l_bilstm"])]
     (line,) = module.plan(plans, extra, None)
     assert line["started"] == 0
     _, jobs = module.protocol_jobs(experiment, plans[0][1], "2l_bilstm", extra, None)
@@ -487,7 +488,7 @@ def test_runs_are_priced_only_from_runs_of_the_same_settings(monkeypatch):
     baseline_run = {"seconds_per_epoch": 36.0, "epochs_run": 30, "dev": {"accuracy": 0.84}}
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: baseline_run if experiment.endswith("baseline") else None)
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
-    plans = [("lstm_odyssey_table2_baseline", base, ["2l_lstm"]), ("lstm_odyssey_table2_large", large, ["2l_lstm"])]
+    plans = [ExperimentPlan("lstm_odyssey_table2_baseline", base, ["2l_lstm"]), ExperimentPlan("lstm_odyssey_table2_large", large, ["2l_lstm"])]
     baseline_line, large_line = module.plan(plans, [], None)
     assert baseline_line["per_run"] == pytest.approx(36.0 * 30 / 3600) and large_line["per_run"] is None
 
@@ -528,7 +529,7 @@ def test_lstm_table2s_large_rows_are_left_out_and_its_enhanced_row_is_not():
 
     module = _module()
     names = ["lstm_odyssey_table2_baseline", "lstm_odyssey_table2_large", "lstm_odyssey_table2_large_bi", "lstm_odyssey_table2_large_bi_resv2"]
-    plans = [(n, compose_config([f"experiment={n}"]), module.sweep_of(n)) for n in names]
+    plans = [ExperimentPlan(n, compose_config([f"experiment={n}"]), module.sweep_of(n)) for n in names]
     assert set(module.left_out_rows(plans)) == {("2l_lstm", "large"), ("2l_bilstm", "large")}
 
 
@@ -541,7 +542,7 @@ def test_the_plan_marks_prices_read_off_other_data(monkeypatch):
     record = {"seconds_per_epoch": 60.0, "epochs_run": 10, "hardware": {"device": "cpu"}, "dev": {"accuracy": 0.8}}
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: record if experiment != "rcrn_table1_baby" else None)
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
-    plans = [(e, compose_config([f"experiment={e}"]), ["bilstm"]) for e in ("rcrn_table1_mr", "rcrn_table1_baby")]
+    plans = [ExperimentPlan(e, compose_config([f"experiment={e}"]), ["bilstm"]) for e in ("rcrn_table1_mr", "rcrn_table1_baby")]
     mr, baby = module.plan(plans, [], None)
     assert mr["per_run"] == baby["per_run"] == pytest.approx(60.0 * 10 / 3600)
     assert (mr["other_data"], baby["other_data"]) == (False, True)
@@ -563,7 +564,7 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
     monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
-    plans = [("rcrn_table1_electronics", compose_config(["experiment=rcrn_table1_electronics"]), ["bilstm", "3l_bilstm"])]
+    plans = [ExperimentPlan("rcrn_table1_electronics", compose_config(["experiment=rcrn_table1_electronics"]), ["bilstm", "3l_bilstm"])]
     bilstm, deep = module.plan(plans, [], committed)
     assert bilstm["per_run"] == pytest.approx((36.0 * 10 + 36.0 * 20) / 2 / 3600)
     assert bilstm["other_data"] is True
@@ -612,7 +613,7 @@ def test_the_plan_prices_the_selection_runs_past_the_grids_edge(monkeypatch, cap
                         _dev_rising_as_the_rate_falls(job) if job.lr in grid else None)
     monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
-    plans = [("mzu_table6_laptop", compose_config(["experiment=mzu_table6_laptop"]), ["mzu_cap"])]
+    plans = [ExperimentPlan("mzu_table6_laptop", compose_config(["experiment=mzu_table6_laptop"]), ["mzu_cap"])]
     (line,) = module.plan(plans, [], None)
     assert line["extension"] == 2.5e-4
     assert (line["total"], line["finished"], line["to_run"]) == (6 + 2 + 3, 6 + 3, 2)  # the finals ran at 5e-4
@@ -717,7 +718,7 @@ def test_the_plan_marks_a_row_the_sanity_gate_refuses_and_leaves_it_out_of_the_t
 
     from rnnbench.compose import compose_config
 
-    plans = [("mzu_table6_laptop", compose_config(["experiment=mzu_table6_laptop"]), ["bilstm", "mzu_cap"])]
+    plans = [ExperimentPlan("mzu_table6_laptop", compose_config(["experiment=mzu_table6_laptop"]), ["bilstm", "mzu_cap"])]
     lines = module.plan(plans, [], None, Gate())
     assert [line["refused"] for line in lines] == [[], ["memorisation: 78% after 300 steps"]]
     module.print_plan(lines)

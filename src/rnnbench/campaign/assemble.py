@@ -10,7 +10,7 @@ from pathlib import Path
 from rnnbench.errors import RnnbenchError
 from rnnbench.campaign.definitions import claimed_parameter_counts
 from rnnbench.campaign import protocol
-from rnnbench.results import evidence, patience
+from rnnbench.results import evidence, patience, settings
 from rnnbench.results import table_page as report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
@@ -182,6 +182,13 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
         f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
     ]
     notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
+    first_cfg = plans[0].config
+    declared = None if first_cfg.table.caption else settings.declared(paper_table(str(first_cfg.table.name)))
+    if declared:
+        higher = ", ".join(f"{r} (variant `{settings.variant_at('', r)}`)" for r in declared["rungs"] if r)
+        notes.append(f"Settings: this table is run at rung 0 of the regime ladder (today's setting) and at rung {higher} "
+                     f"(results/regime_ladder.md); its claims are read at rung {declared['chosen']} once both rows of a claim "
+                     f"have runs there, rung 0 beside (docs/verdicts.md, \"Settings\"): {declared['why']}.")
     return notes
 
 

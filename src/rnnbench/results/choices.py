@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from rnnbench.results import settings
+
 DEPENDS = "depends on an unspecified choice"
 _NO_RUNS = ("not run", "data missing")
 
@@ -42,6 +44,8 @@ class Choice:
     why: str
     cells: list  # [(value, ClaimResult)]
     outside: object | None = None
+    rule: str = "open"  # "open": a choice the paper leaves open; "setting": the ladder's rungs (results/settings.py)
+    chosen: int | None = None  # a setting's chosen rung
 
 
 def check_registry(registry: dict, where: str, claim_ids: set[str]) -> None:
@@ -125,6 +129,8 @@ def cells_text(result) -> str:
 def combine(result) -> None:
     """The claim's verdict from its cells' (decided already), set on ``result`` in place."""
     choice = result.choice
+    if choice.rule == settings.SETTING:
+        return settings.combine(result)
     cells = [cell for _, cell in choice.cells]
     blank = {"seeds": [], "t": None, "estimate": None, "held_out": None, "held_out_seeds": [], "test": None, "guards": [],
              "price": None, "decision": None, "gate": None, "scope": None, "ours": (None, None),

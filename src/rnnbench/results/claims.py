@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from rnnbench.results import choices, clusters, evidence, gates, guards, stats, timing, verdicts
+from rnnbench.results import choices, clusters, evidence, gates, guards, settings, stats, timing, verdicts
 from rnnbench.results.tables import paper_table
 
 QUANTITIES = {"test", "seconds_per_epoch", "inference_seconds_per_example", "parameters"}
@@ -68,6 +68,7 @@ def load_claims(table: str) -> list[dict]:
         for side in ("better", "worse"):
             _paper_row(registry, claim, side, where)  # raises where the claim's paper row is not one row
     choices.check_registry(registry, where, {c.get("id") for c in claims})
+    settings.check_registry(registry, where)
     return claims
 
 
@@ -236,6 +237,8 @@ def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict] | evid
     open_choice = choices.declared(registry, claim["id"]) if not result.counted else None
     if open_choice is not None:
         result = _with_open_choice(table, registry, claim, open_choice, result, rows, items, confidence, counts, floors)
+    elif settings.declared(registry) and not result.counted:
+        result = _across_settings(table, registry, claim, result, rows, items, confidence, counts, floors)
     verdicts.decide([result])
     return result
 
@@ -266,6 +269,32 @@ def _with_open_choice(table: str, registry: dict, claim: dict, open_choice: dict
     outside = None if is_cell or not outside.seeds else outside  # without paired runs it has nothing to show
     result = ClaimResult(table, claim, paper_values(table, claim), (None, None), compared=own)
     result.choice = choices.Choice(open_choice["option"], open_choice["why"], cells, outside)
+    return result
+
+
+def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, rows: list[dict],
+                     items: evidence.ItemScores, confidence: float, counts: dict | None, floors: dict | None) -> ClaimResult:
+    """The claim at each rung of the table's settings (``settings``): the claim with the rung's
+    rows (the same column, the paper's numbers of the claim's own rows), gated as any claim. Where
+    no rung above 0 has runs of the claim's rows, the claim is its rung-0 result, unchanged."""
+    ran = {(r["encoder"], r.get("variant") or "") for r in rows}
+    higher = [rung for rung in settings.rungs(registry) if rung
+              and all(split_row(settings.row_at(claim[side], rung)) in ran for side in ("better", "worse"))]
+    if not higher:
+        return own
+    where = f"paper_numbers/{table}.yaml"
+    named = {side: (_paper_row(registry, claim, side, where) or {}).get("model") for side in ("better", "worse")}
+    paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
+    cells = [("rung 0", own)]
+    for rung in settings.rungs(registry):
+        if rung:
+            better, worse = settings.row_at(claim["better"], rung), settings.row_at(claim["worse"], rung)
+            at_rung = {**claim, "better": better, "worse": worse, "paper_rows": paper_rows,
+                       "cell_of": {claim["better"]: better, claim["worse"]: worse}}  # the rows the rung replaces
+            cells.append((f"rung {rung}", _gated(table, at_rung, rows, items, confidence, counts, floors)))
+    result = ClaimResult(table, claim, paper_values(table, claim), (None, None), compared=(claim["better"], claim["worse"]))
+    entry = settings.declared(registry)
+    result.choice = choices.Choice("setting", str(entry["why"]), cells, None, settings.SETTING, int(entry["chosen"]))
     return result
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rnnbench.results import cells as shown
 from rnnbench.results import claims as claims_mod
-from rnnbench.results import choices, decisions, gates, timing, verdicts
+from rnnbench.results import choices, decisions, gates, settings, timing, verdicts
 from rnnbench.results.decisions import DEVICE_EVIDENCE, Section, device_of, is_accuracy, paper_name  # noqa: F401 - the ledger's names
 
 RULE = [
@@ -43,6 +43,12 @@ RULE = [
     "the claim is decided in every cell consistent with the paper's text (each a hypothesis of the paper's family), and the",
     "cells' verdicts differ (a contradiction stands only where it holds in every cell); the claim's own rows, where not such a",
     "cell, are shown beside as \"outside the paper's cells\" and decide nothing.",
+]
+# Said once a table is run at several rungs of the regime ladder (results/settings.py).
+SETTING_RULE = [
+    "**depends on the setting**: a table run at several rungs of the regime ladder (results/regime_ladder.md) decides the",
+    "claim at each rung with runs, and two rungs decide it in opposite directions; elsewhere the claim reads its chosen rung's",
+    "verdict, each rung's beside.",
 ]
 
 # Quantities too small to read at two decimals in their own unit: our means shown scaled.
@@ -109,7 +115,10 @@ def scope_of(result: claims_mod.ClaimResult) -> str:
 
 def _accuracy_table(by_paper: dict[str, list[Section]]) -> list[str]:
     short = "/".join(SHORT.get(k, k) for k in STATISTICAL)
-    other = (*gates.GATED, verdicts.DEPENDS, verdicts.NOT_RUN, verdicts.DATA_MISSING)
+    seen = {r.verdict for sections in by_paper.values() for s in sections for r in s.results}
+    # "depends on the setting" has a column once a claim has that verdict (tables run at one rung have none)
+    other = (*gates.GATED, verdicts.DEPENDS, *[k for k in (verdicts.DEPENDS_ON_SETTING,) if k in seen],
+             verdicts.NOT_RUN, verdicts.DATA_MISSING)
     lines = [f"| paper | claims | about the paper: {short} | in our setting: {short} | " + " | ".join(other) + " |",
              "|---|---:|---:|---:|" + "---:|" * len(other)]
     total: dict[str, Counter] = {}
@@ -150,11 +159,12 @@ def headline(results: list) -> str:
     gated = [r for r in accuracy if r.verdict in gates.GATED]
     if gated:
         parts.append(_summary(_counts(gated)))
-    open_choice = [r for r in accuracy if r.verdict == verdicts.DEPENDS]
-    if open_choice:
-        parts.append(_summary(_counts(open_choice)))
+    for depends in (verdicts.DEPENDS, verdicts.DEPENDS_ON_SETTING):
+        mine = [r for r in accuracy if r.verdict == depends]
+        if mine:
+            parts.append(_summary(_counts(mine)))
     cost = [r for r in results if not is_accuracy(r.claim)
-            and r.verdict in verdicts.STATISTICAL + (verdicts.REPRODUCED, verdicts.CONTRADICTED, verdicts.DEPENDS)]
+            and r.verdict in verdicts.STATISTICAL + (verdicts.DEPENDS, verdicts.DEPENDS_ON_SETTING)]
     if cost:
         parts.append("cost and size: " + _summary(_counts(cost)))
     missing = [r for r in results if r.verdict in (verdicts.NOT_RUN, verdicts.DATA_MISSING)]
@@ -253,7 +263,8 @@ def opening(sections: list[Section]) -> list[str]:
     unadjusted = Counter(r.decision.statistical if r.decision.size == 1 else _alone(r) for r in tested if r.decision is not None)
     head += ["", f"Each claim tested alone at 95%, before the correction, the {sum(unadjusted.values())} tested would read: "
              f"{_summary(unadjusted)} (the guards aside)."]
-    return ["## What was found", "", *head, "", *RULE, "",
+    rule = RULE + (SETTING_RULE if any(r.choice is not None and r.choice.rule == settings.SETTING for r in own) else [])
+    return ["## What was found", "", *head, "", *rule, "",
             "### Accuracy claims, per paper (verdicts after Holm's correction within the paper; reproduced / contradicted / "
             "smaller / inconclusive / withheld, about the paper and in our setting apart)", "", *_accuracy_table(by_paper), "",
             "### Cost claims, per paper: on the CPU and on the GPU side by side", "", *_cost_table(by_paper), "",

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from rnnbench.results import choices, multiplicity
 from rnnbench.results.choices import DEPENDS
+from rnnbench.results.settings import DEPENDS_ON_SETTING
 from rnnbench.results.gates import GATED, NOT_EVIDENCE, NOT_TESTED, PIPELINE_CHECK
 
 REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE = "reproduced", "contradicted", "smaller than claimed", "inconclusive"
@@ -45,7 +46,7 @@ WITHHELD = "withheld"
 NOT_RUN, DATA_MISSING = "not run", "data missing"
 DECIDED = (REPRODUCED, CONTRADICTED, SMALLER)
 STATISTICAL = (REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE, WITHHELD)
-KINDS = (*STATISTICAL, PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED, DEPENDS, NOT_RUN, DATA_MISSING)
+KINDS = (*STATISTICAL, PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED, DEPENDS, DEPENDS_ON_SETTING, NOT_RUN, DATA_MISSING)
 ALPHA = 0.05
 POWER = 0.8
 MIN_SEEDS = 5  # paired seeds before an accuracy claim is read as smaller than claimed or contradicted

@@ -11,11 +11,12 @@ import re
 NAV = [("index.html", "Home"), ("ledger.html", "Ledger"), ("tables/index.html", "Tables"), ("cost.html", "Cost"),
        ("runs.html", "Your runs")]
 VERDICT_ORDER = ["reproduced", "smaller than claimed", "contradicted", "inconclusive", "withheld", "pipeline check", "not evidence",
-                 "not tested", "depends on an unspecified choice", "not run", "data missing"]
+                 "not tested", "depends on an unspecified choice", "depends on the setting", "not run", "data missing"]
 # One colour per verdict: the badges (CSS, generated from this) and the claim plots' intervals.
 VERDICT_COLOURS = {"reproduced": "#1a7f37", "smaller than claimed": "#9a6700", "contradicted": "#cf222e",
                    "inconclusive": "#6e7781", "withheld": "#bc4c00", "pipeline check": "#0969da", "not evidence": "#57606a",
-                   "not tested": "#a475f9", "depends on an unspecified choice": "#0a7ea4", "not run": "#b0b7bf", "data missing": "#8250df"}
+                   "not tested": "#a475f9", "depends on an unspecified choice": "#0a7ea4",
+                   "depends on the setting": "#1b7c83", "not run": "#b0b7bf", "data missing": "#8250df"}
 
 
 def esc(value) -> str:

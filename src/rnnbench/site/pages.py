@@ -25,6 +25,8 @@ VERDICT_HELP = [
     ("not tested", "the mechanism the paper credits is absent from (or not measured in) our runs"),
     ("depends on an unspecified choice", "the paper leaves open a choice its claim may rest on, and the verdicts in the "
      "cells consistent with its text differ (the card lists each)"),
+    ("depends on the setting", "the table was run at several rungs of the regime ladder, from today's setting toward the "
+     "paper's, and two rungs decide the claim in opposite directions (the card lists each)"),
     ("not run", "no runs of one of the two rows under the protocol yet"),
     ("data missing", "the dataset is not where RNNBENCH_DATA points"),
 ]
