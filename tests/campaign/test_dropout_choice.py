@@ -11,6 +11,7 @@ from rnnbench.compose import compose_config
 from rnnbench.errors import ConfigError
 from rnnbench.campaign import protocol
 from rnnbench.results import evidence
+from rnnbench.results.dropout_choice import DropoutChoice
 from tests.helpers import load_script
 
 
@@ -95,7 +96,9 @@ def test_the_table_stores_each_runs_p_and_the_choice_and_regenerates_without_the
     started = [line for line in capsys.readouterr().out.splitlines() if line.startswith("== ")]
     assert len(started) == 3 and "dropout 0.3 (select)" in started[1] and "(final)" in started[2]
     rows = evidence.read_csv(tmp_path / "results" / "synthetic_span_copy.csv")
-    (statement,) = {r["dropout_choice"] for r in rows}
+    (choice,) = {DropoutChoice.from_columns(r) for r in rows}
+    statement = choice.statement()
+    assert {(r["dropout_grid"], r["dropout_chosen"]) for r in rows} == {("0.3", "" if choice.p is None else 0.3)}
     assert statement.startswith("dropout ") and "chosen on dev among the config's own and {0.3}" in statement
     chosen = None if statement.startswith("dropout the config's own") else 0.3
     assert {r["dropout"] for r in rows if r["seed"] == 1} == {"", 0.3}

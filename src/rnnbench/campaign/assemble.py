@@ -10,7 +10,7 @@ from pathlib import Path
 from rnnbench.errors import RnnbenchError
 from rnnbench.campaign.definitions import claimed_parameter_counts
 from rnnbench.campaign import protocol
-from rnnbench.results import evidence, patience, settings
+from rnnbench.results import dropout_choice, evidence, patience, settings
 from rnnbench.results import table_page as report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
@@ -140,7 +140,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
             # The choice is stored with the evidence, so the table states it rather than re-deriving it.
             choice_columns = choice.columns() if choice else no_columns()
             rows += [{**row, "chosen_lr": "" if lr is None else lr, **choice_columns,
-                      **({"dropout_choice": dropout.statement() if dropout else ""} if by_p else {})} for row in encoder_rows]
+                      **((dropout.columns() if dropout else dropout_choice.no_columns()) if by_p else {})} for row in encoder_rows]
     return rows, items
 
 

@@ -15,11 +15,12 @@ added (``choose_rate``; ``RateChoice.statement`` says which, under the table).
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from rnnbench.errors import ConfigError
 # The choice made here is a results type: the evidence stores it and the table page states it from there.
+from rnnbench.results.dropout_choice import DropoutChoice  # noqa: F401 - made here, stored by the table
 from rnnbench.results.rate_choice import ABOVE, BELOW, RateChoice, past_edge
 
 
@@ -107,21 +108,6 @@ def dropout_jobs(encoder: str, protocol, lr: float) -> list[Job]:
     if borrowed(protocol):
         return []
     return [Job(encoder, seed, lr, "select", p) for p in dropout_grid(protocol) for seed in selection_seeds(protocol)]
-
-
-@dataclass(frozen=True)
-class DropoutChoice:
-    """An encoder's dropout choice at its chosen rate: ``p`` (None: the config's own setting won)."""
-
-    p: float | None
-    grid: tuple[float, ...]
-    dev_by_p: dict = field(default_factory=dict, compare=False)  # {p or None: the selection seeds' dev scores}
-
-    def statement(self) -> str:
-        """What the table says of the choice, one clause."""
-        tried = ", ".join(f"{p:g}" for p in self.grid)
-        chosen = "the config's own" if self.p is None else f"{self.p:g}"
-        return f"dropout {chosen}, chosen on dev among the config's own and {{{tried}}} at the chosen rate"
 
 
 def choose_dropout(dev_by_p: dict, lower_is_better: bool = False) -> float | None:

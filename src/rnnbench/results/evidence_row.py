@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnbench.errors import RnnbenchError
-from rnnbench.results import rate_choice, timing
+from rnnbench.results import dropout_choice, rate_choice, timing
 
 EVIDENCE_FORMAT = 2
 FORMAT = "format"  # the column naming a row's format; absent in format 1
@@ -46,8 +46,9 @@ FIELDS = [
 # per epoch, the mean 1-minute load average), and for a cost benchmark's rows (scripts/bench_cost.py)
 # the log of the row's time over the baseline encoder's, timed in the same process and round.
 # A table whose protocol chooses dropout (``table.protocol.dropout_grid``) adds ``dropout`` (the run's p of
-# the grid; empty: the config's own) and ``dropout_choice`` (what the table says of the encoder's choice).
-OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline", "dropout", "dropout_choice"]
+# the grid; empty: the config's own) and the encoder's choice (``rnnbench.results.dropout_choice``:
+# ``dropout_grid``, ``dropout_chosen``).
+OPTIONAL_FIELDS = [timing.RECORD_CPU, timing.LOAD, "log_ratio_to_baseline", "dropout", *dropout_choice.COLUMNS]
 
 
 @dataclass
@@ -92,7 +93,8 @@ class EvidenceRow:
     load_average: float | None = None
     log_ratio_to_baseline: float | None = None
     dropout: float | None = None
-    dropout_choice: str = ""
+    dropout_grid: str = ""  # the dropout choice's columns: results/dropout_choice.py
+    dropout_chosen: float | None = None
     extra: dict = field(default_factory=dict)
 
     @classmethod

@@ -22,6 +22,7 @@ from rnnbench.results import decisions
 from rnnbench.results import evidence, floors, gates, verdicts
 from rnnbench.results import deviations, timing
 from rnnbench.results.evidence import did_not_train, needs_rerun, not_converged
+from rnnbench.results.dropout_choice import DropoutChoice
 from rnnbench.results.rate_choice import RateChoice
 from rnnbench.results.tables import PAPER_NOTE, build_rows, latex, markdown
 
@@ -249,8 +250,9 @@ def dropout_lines(rows: list[dict], by_p: dict, by_lr: dict, chosen_lr: dict, di
     mean dev per p over the selection seeds, the config's own dropout being the rate's own runs."""
     statements = {}
     for r in rows:
-        if r.get("dropout_choice"):
-            statements.setdefault((r["model"], r["encoder"], r["variant"]), r["dropout_choice"])
+        choice = DropoutChoice.from_columns(r)
+        if choice is not None:
+            statements.setdefault((r["model"], r["encoder"], r["variant"]), choice.statement())
     out = []
     for key, means in by_p.items():
         own = by_lr.get(key, {}).get(chosen_lr.get(key))
@@ -264,12 +266,12 @@ def dropout_lines(rows: list[dict], by_p: dict, by_lr: dict, chosen_lr: dict, di
     return out
 
 
-def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float, samples: int,
+def claim_lines(table: str, rows: list[dict], items: list[dict], confidence: float,
                 counts: dict | None = None, floor_map: dict | None = None) -> tuple[list[str], list[claims_mod.ClaimResult]]:
     """The table's claims with their evidence, each read alone at 95%, through the gates
     (``floor_map``: the majority-class scores, ``floors.read_floors``); their verdicts, decided
     with the paper's other claims (Holm), are the ledger's (results/claims.md)."""
-    results = decisions.alone(table, rows, items, confidence, samples, counts, floor_map)
+    results = decisions.alone(table, rows, items, confidence, counts, floor_map)
     tested = [r for r in results if r.verdict != "not run" or r.choice is not None]  # an open choice: its cells and rows beside
     if not results:
         return [], results
@@ -339,7 +341,6 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     found by the caller from its rows' configs (campaign/deviations.py)."""
     check_versions(rows)
     confidence = float(protocol.confidence) if protocol is not None else 0.95
-    samples = int(protocol.bootstrap_samples) if protocol is not None else 10000
     ours: dict[tuple[str, str | None], dict[str, list[float]]] = {}
     left_out: dict[tuple[str, str | None], dict[str, list[str]]] = {}  # runs the patience rule keeps out of the means
     for r in sorted(reported(rows), key=lambda r: int(r["seed"])):
@@ -358,7 +359,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     if plot is not None:
         extra += [f"Learning curves (dev, mean over seeds, band min to max): [plots/{name}.png](plots/{name}.png)", ""]
     if paper:
-        claim_md, _ = claim_lines(name, rows, items, confidence, samples, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")),
+        claim_md, _ = claim_lines(name, rows, items, confidence, evidence.read_parameter_counts(evidence.parameters_path(out_dir / f"{name}.csv")),
                                   floors.read_floors(out_dir))
         extra += claim_md
     if table.get("comparison"):  # a comparison of your own (rnnbench compare): each encoder against its baseline
