@@ -194,7 +194,6 @@ class ProtocolConf:
     # Where p goes is the same for every encoder: campaign/dropout.py.
     dropout_grid: List[float] = field(default_factory=list)
     confidence: float = 0.95  # of the intervals in the table and the claims ledger
-    bootstrap_samples: int = 10000  # paired bootstrap over test items
 
 
 @dataclass

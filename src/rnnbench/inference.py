@@ -37,6 +37,7 @@ from rnnbench.data.batching import collate, numericalise, to_device
 from rnnbench.data.prepare import build_reader, empty_split_error, load_splits, prepare, without_empty_texts
 from rnnbench.data.vocab import CharVocab, Vocab
 from rnnbench.errors import ConfigError, DamagedFileError, RnnbenchError
+from rnnbench.results.record_format import config_without_retired_keys
 from rnnbench.results.records import DONE, RECORD, write_json_atomic, write_lines_atomic
 from rnnbench.results.run_record import git_commit, hardware
 from rnnbench.training import checkpoint
@@ -100,7 +101,7 @@ def _record_of(run_dir: Path) -> dict:
 def _config_of(config: dict) -> DictConfig:
     """The recorded config under the current schema (keys added since get their defaults)."""
     try:
-        return OmegaConf.merge(OmegaConf.structured(Config), config)
+        return OmegaConf.merge(OmegaConf.structured(Config), config_without_retired_keys(config))
     except Exception:  # noqa: BLE001 - a key the schema no longer has: keep the record as it is
         return OmegaConf.create(config)
 

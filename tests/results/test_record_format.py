@@ -61,3 +61,17 @@ def test_the_committed_stand_in_reads_by_key_as_a_record_does(tmp_path):
     assert run["dev"] == {"accuracy": 0.43} and run.get("status") == "trained" and run.get("hardware", {}) == {}
     assert {**run, "status": "did not train"}["committed"] is True
     assert run["dev_curves"] == {"accuracy": [40.0, 43.0, 42.0]}  # in table units, as the patience rule judges a committed curve
+
+
+def test_a_retired_config_key_is_dropped_so_the_config_merges_into_todays_schema():
+    from omegaconf import OmegaConf
+
+    from rnnbench.config import Config
+    from rnnbench.results.record_format import migrate
+
+    config = {"table": {"name": "t", "protocol": {"seeds": [1, 2], "bootstrap_samples": 10000}}}  # written before the key was retired
+    record = {"config": config, "test": {}}
+    migrated = migrate(record)
+    assert "bootstrap_samples" not in migrated["config"]["table"]["protocol"]
+    assert "bootstrap_samples" in record["config"]["table"]["protocol"]  # the caller's record is left as it was
+    OmegaConf.merge(OmegaConf.structured(Config), migrated["config"])  # merges: no key the schema lacks

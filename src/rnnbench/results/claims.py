@@ -221,14 +221,12 @@ def _test(claim: dict, paper: tuple[float | None, float | None], quantity: str) 
 
 
 def evaluate(table: str, claim: dict, rows: list[dict], items: list[dict] | evidence.ItemScores, confidence: float = 0.95,
-             samples: int | None = None, counts: dict[str, tuple[int, str]] | None = None,
-             floors: dict | None = None) -> ClaimResult:
+             counts: dict[str, tuple[int, str]] | None = None, floors: dict | None = None) -> ClaimResult:
     """The claim's evidence, decided alone (a family of one; the ledger decides it again with
     the paper's other claims). ``counts``: row -> (encoder parameters, experiment) read off the
     configs (``results/<table>.parameters.csv``), deciding a size claim whose rows lack runs.
     ``floors``: the majority-class scores (``floors.read_floors``) the floor gate reads.
-    ``confidence`` is the level of the paired t printed beside; ``samples`` is unused (the
-    estimate is computed exactly) and kept for callers that pass a protocol's setting."""
+    ``confidence`` is the level of the paired t printed beside."""
     check_claim(claim, f"paper_numbers/{table}.yaml")
     # Grouped once per claim here (once per table where the caller passes them grouped: the ledger).
     items = evidence.grouped_items(items)

@@ -118,11 +118,11 @@ def decided(results_dir: Path, status_of_table=None) -> list[Section]:
     return sections
 
 
-def alone(table: str, rows: list[dict], items, confidence: float = 0.95, samples: int | None = None, counts: dict | None = None,
+def alone(table: str, rows: list[dict], items, confidence: float = 0.95, counts: dict | None = None,
           floor_map: dict | None = None) -> list[claims_mod.ClaimResult]:
     """The table's claims each evaluated alone on its rows, before the correction for multiplicity
     (what a table page shows beside the ledger's decided verdicts)."""
-    return [claims_mod.evaluate(table, c, rows, items, confidence, samples, counts, floor_map) for c in claims_mod.load_claims(table)]
+    return [claims_mod.evaluate(table, c, rows, items, confidence, counts, floor_map) for c in claims_mod.load_claims(table)]
 
 
 def one_family(table: str, rows: list[dict], items, floor_map: dict | None = None) -> list[claims_mod.ClaimResult]:

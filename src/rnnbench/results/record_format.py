@@ -101,7 +101,46 @@ def migrate(data: dict, source: str | Path = "record") -> dict:
     if version > RECORD_FORMAT:
         raise RnnbenchError(f"{source}: record format {version} is newer than this rnnbench reads (up to {RECORD_FORMAT}): "
                             f"update rnnbench to the version that wrote it, then run the command again")
-    return data
+    return _without_retired_keys(data)
+
+
+# Config keys the schema no longer has, dropped from a record's config so that it merges into
+# today's schema: table.protocol.bootstrap_samples (a knob nothing read; the estimate is exact).
+RETIRED_CONFIG_KEYS = (("table", "protocol", "bootstrap_samples"),)
+
+
+def _without_retired_keys(data: dict) -> dict:
+    config = data.get("config")
+    if not isinstance(config, dict):
+        return data
+    current = config_without_retired_keys(config)
+    return data if current is config else {**data, "config": current}
+
+
+def config_without_retired_keys(config: dict) -> dict:
+    """A recorded config (a record's, or a checkpoint bundle's) without the keys the schema no
+    longer has (``RETIRED_CONFIG_KEYS``); the caller's dict is left as it was."""
+    for path in RETIRED_CONFIG_KEYS:
+        node = config
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and path[-1] in node:
+            config = _copy_along(config, path[:-1])
+            node = config
+            for key in path[:-1]:
+                node = node[key]
+            del node[path[-1]]
+    return config
+
+
+def _copy_along(config: dict, path: tuple) -> dict:
+    """``config`` with the dicts along ``path`` copied, so the caller's record is left as it was."""
+    top = dict(config)
+    node = top
+    for key in path:
+        node[key] = dict(node[key])
+        node = node[key]
+    return top
 
 
 @dataclass(frozen=True)
