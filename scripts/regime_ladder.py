@@ -49,10 +49,11 @@ from rnnbench.results import evidence, gates, timing
 from rnnbench.results.identity import run_dir
 from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
 from rnnbench.results.records import RECORD, is_partial, read_record, temporary_for
-from rnnbench.results.tables import column_metrics, model_name, paper_table
+from rnnbench.results.tables import column_metrics, model_name, paper_table, registry_key
 
-# The complete-data tables, cheapest first: the order they run in and are shown.
-TABLES = ("rcrn_table5", "rcrn_table8", "rcrn_table3", "rcrn_table2", "mzu_table6", "rcrn_table4", "rcrn_table1")
+# The complete-data tables, cheapest first: the order they run in and are shown (each registry file's
+# `regime_ladder`).
+TABLES = tuple(t for t, _ in sorted(registry_key("regime_ladder").items(), key=lambda item: int(item[1])))
 SEEDS = (1, 2)  # the protocol's selection seeds: every table has both at rung 0
 RUNGS = (0, 1, 2, 3, 4)
 DEFAULT_RUNGS = (0, 1, 2, 3)
@@ -72,7 +73,8 @@ RUNG_TEXT = {
 
 @dataclass(frozen=True)
 class PaperData:
-    """Rung 4 of an experiment: the overrides that give the paper's data setting, and its price."""
+    """Rung 4 of an experiment: the overrides that give the paper's data setting, and its price
+    (the experiment config's ``table.paper_data``)."""
 
     overrides: tuple[str, ...]
     what: str
@@ -80,20 +82,6 @@ class PaperData:
     needs: str = ""  # a file under the data folder the rung reads (said in the plan where it is absent)
 
 
-_TRECQA_ALL = PaperData(("task=trecqa",), "TrecQA's TRAIN-ALL (1,229 questions, 53,417 pairs) in place of TRAIN (94, 4,718)",
-                        53417 / 4718, "trecqa/castorini_format/train-all/b.toks")
-PAPER_DATA = {
-    # Training tokens per epoch: SST-5 sentences 163,563, phrases 1,136,024; SST-2 133,552 and 718,030.
-    "rcrn_table2": PaperData(("task.reader.phrases=true",), "phrase-level training (159,274 labelled phrases; dev and test stay sentences)",
-                             1136024 / 163563),
-    "rcrn_table3": PaperData(("task.reader.phrases=true",), "phrase-level training (77,616 non-neutral phrases; dev and test stay sentences)",
-                             718030 / 133552),
-    # Today: 200 batches of 32 reviews cut to 256 tokens (1.23M tokens an epoch); whole: 22,500 reviews, 6.03M tokens.
-    "rcrn_table4": PaperData(("trainer.truncate=null", "trainer.max_batches=null"), "whole reviews, every training review each epoch",
-                             6026298 / (200 * 32 * 4337434 / 22500)),
-    "rcrn_table8_trecqa": _TRECQA_ALL,
-    "rcrn_table8_trecqa_ap": _TRECQA_ALL,
-}
 NO_DATA_OPTION = "no option gives another data setting: the training data are already the paper's"
 
 FIELDS = ["table", "reference", "model", "experiment", "encoder", "variant", "column", "metric", "select_metric", "rung",
@@ -180,8 +168,12 @@ def rung0_evidence(table: str, results_dir: Path) -> list[dict]:
 
 
 def paper_data_of(experiment: str) -> PaperData | None:
-    """Rung 4 of an experiment (RCRN Tables 2-4 are one experiment each, named as the table)."""
-    return PAPER_DATA.get(experiment)
+    """Rung 4 of an experiment: its config's ``table.paper_data`` (read from its file and its parents'), or None."""
+    spec = definitions.table_key(experiment, "paper_data")
+    if not spec:
+        return None
+    return PaperData(tuple(str(o) for o in spec.get("overrides") or ()), str(spec.get("what", "")), float(spec.get("work", 1.0)),
+                     str(spec.get("needs") or ""))
 
 
 def paper_data(target: Target) -> PaperData | None:

@@ -138,3 +138,15 @@ def test_plan_runs_and_writes_nothing(ladder, tmp_path, monkeypatch, capsys):
 def test_a_table_outside_the_ladder_is_refused(ladder, capsys):
     assert ladder.main(["fhe_table2", "--plan"]) == 2
     assert "not a table of the ladder" in capsys.readouterr().err
+
+
+def test_the_ladders_tables_and_data_settings_come_from_the_registry_and_the_configs(ladder):
+    """No table is named in the script: the tables and their order are the registry files'
+    ``regime_ladder``, rung 4 an experiment config's ``table.paper_data`` (inherited by its twins)."""
+    assert ladder.TABLES == ("rcrn_table5", "rcrn_table8", "rcrn_table3", "rcrn_table2", "mzu_table6", "rcrn_table4", "rcrn_table1")
+    phrases = ladder.paper_data_of("rcrn_table2")
+    assert phrases.overrides == ("task.reader.phrases=true",) and phrases.cost == pytest.approx(1136024 / 163563)
+    assert ladder.paper_data_of("rcrn_table2_rung3") == phrases  # the rung's experiment inherits its parent's
+    train_all = ladder.paper_data_of("rcrn_table8_trecqa_ap")
+    assert train_all.overrides == ("task=trecqa",) and train_all.needs == "trecqa/castorini_format/train-all/b.toks"
+    assert ladder.paper_data_of("rcrn_table5") is None and ladder.paper_data_of("no_such_experiment") is None

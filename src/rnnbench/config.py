@@ -197,6 +197,17 @@ class ProtocolConf:
 
 
 @dataclass
+class PaperDataConf:
+    """The paper's data setting for an experiment, where our task has an option for it: the regime
+    ladder's rung 4 (scripts/regime_ladder.py). Read by the ladder only; no run's identity holds it."""
+
+    overrides: List[str] = field(default_factory=list)  # what gives the paper's data (e.g. task.reader.phrases=true)
+    what: str = ""  # the setting, in words, for the ladder's table
+    work: float = 1.0  # training work per epoch over today's (tokens, or pairs), measured on the data: prices the rung
+    needs: str = ""  # a file under the data folder the setting reads ("" for none), named in the plan where absent
+
+
+@dataclass
 class TableConf:
     """Which paper table an experiment fills and how our metrics map onto its columns.
 
@@ -231,6 +242,9 @@ class TableConf:
     # A figure drawn from the table's evidence whenever the table is written, under paths.results_dir
     # (FHE: accuracy against gate openness, rnnbench.results.openness); "" for none.
     openness_figure: str = ""
+    # The paper's data setting for this experiment, where the task has an option for it (the regime
+    # ladder's rung 4); None: our training data are already the paper's, or no option gives them.
+    paper_data: Optional[PaperDataConf] = None
 
 
 @dataclass

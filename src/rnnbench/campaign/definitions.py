@@ -78,6 +78,13 @@ def _table_key(path: Path, key: str):
     return None
 
 
+def table_key(experiment: str, key: str):
+    """An experiment config's ``table.<key>`` as its file (or a parent experiment's) writes it,
+    read without composing; None where none sets it."""
+    path = CONF_DIR / "experiment" / f"{experiment}.yaml"
+    return _table_key(path, key) if path.exists() else None
+
+
 @functools.lru_cache(maxsize=1)
 def all_experiments() -> tuple[Experiment, ...]:
     """Every experiment config, with the table it fills and its place there."""
