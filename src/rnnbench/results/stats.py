@@ -70,7 +70,7 @@ class Estimate:
     seed_var: float  # the variance of one seed's difference: the seeds' part of se² is seed_var / seeds
     item_var: float  # the rest of se²: the test set's part, which more seeds do not shrink
 
-    def _quantile(self, q: float) -> float:
+    def quantile(self, q: float) -> float:
         return float(stats.t.ppf(q, self.df)) if math.isfinite(self.df) else float(stats.norm.ppf(q))
 
     def _sf(self, x: float) -> float:
@@ -78,7 +78,7 @@ class Estimate:
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """The two-sided 1 - alpha interval."""
-        half = self._quantile(1 - alpha / 2) * self.se
+        half = self.quantile(1 - alpha / 2) * self.se
         return self.mean - half, self.mean + half
 
     def p_value(self, null: float = 0.0) -> float:

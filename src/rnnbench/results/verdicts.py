@@ -182,7 +182,7 @@ def _power(result, alpha: float) -> str:
     estimate = result.estimate
     seeds = stats.seeds_for_power(estimate, aim, alpha, POWER)
     if seeds is None:
-        floor = estimate._quantile(1 - alpha / 2) * math.sqrt(estimate.item_var)
+        floor = estimate.quantile(1 - alpha / 2) * math.sqrt(estimate.item_var)
         return (f"not reachable by seeds: with the test set's part alone (±{floor:.2f} at this level), no number of seeds "
                 f"gives 80% power at the paper's {shown}")
     if seeds > 1000:
