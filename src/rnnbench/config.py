@@ -199,7 +199,7 @@ class ProtocolConf:
 @dataclass
 class PaperDataConf:
     """The paper's data setting for an experiment, where our task has an option for it: the regime
-    ladder's rung 4 (scripts/regime_ladder.py). Read by the ladder only; no run's identity holds it."""
+    ladder's rung 4 (``rnnbench ladder``). Read by the ladder only; no run's identity holds it."""
 
     overrides: List[str] = field(default_factory=list)  # what gives the paper's data (e.g. task.reader.phrases=true)
     what: str = ""  # the setting, in words, for the ladder's table

@@ -9,6 +9,9 @@
   processor kind): kept apart from, or with ``--replace-committed`` replacing, the committed rows;
 - ``assemble``: the evidence rows, the footnotes and the written table;
 - ``make``: ``make_table``, all of the above as one call (``rnnbench table``, scripts/make_table.py).
+- ``ladder``: the regime ladder, each complete-data table's reference row on rungs toward the
+  paper's setting (``rnnbench ladder``), with ``ladder_rungs`` (what each rung adds) and
+  ``ladder_page`` (results/regime_ladder.md from its CSV).
 
 Submodules are imported where used (``from rnnbench.campaign.make import make_table``): the
 package itself imports nothing, so the configs' reader (``definitions``) stays cheap to load.

@@ -1,7 +1,7 @@
 """The settings a table is run in: a claim decided at every rung of the regime ladder that has runs.
 
 Our reference rows sit below the papers' in today's setting (frozen 50-d vectors, no dropout, no
-character input). The regime ladder (``scripts/regime_ladder.py``, results/regime_ladder.md)
+character input). The regime ladder (``rnnbench ladder``, results/regime_ladder.md)
 climbs toward the paper's setting one rung at a time; a table re-run at a higher rung keeps its
 rung-0 runs as evidence of another setting, not superseded ones. The registry declares it:
 

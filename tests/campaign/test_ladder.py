@@ -1,0 +1,114 @@
+"""The regime ladder's library (rnnbench.campaign.ladder, ladder_rungs, ladder_page) without
+training: each rung's overrides compose, rung 2's choice of dropout reads dev only, the Markdown
+renders from the CSV's rows alone, and the tables and rung 4 come from the registry and the configs."""
+from __future__ import annotations
+
+import pytest
+
+from rnnbench.campaign import ladder, ladder_page, ladder_rungs
+from rnnbench.compose import compose_config
+from rnnbench.results.tables import column_metrics
+from tests.helpers import REPO
+
+
+def _target(experiment: str, encoder: str, lr: float = 1e-3) -> ladder.Target:
+    """A Target as targets_of makes it, without reading the committed evidence."""
+    base = ladder.base_config(experiment, encoder, lr)
+    return ladder.Target(str(base.table.name), encoder, "BiLSTM", experiment, encoder, "",
+                         tuple(column_metrics(base.table, base).items()), str(base.task.select_metric), float(base.table.scale), lr)
+
+
+def test_each_rung_adds_to_the_one_below_and_composes_for_a_classifier():
+    target = _target("rcrn_table5", "bilstm")
+    runs = {rung: ladder.runs_of(target, rung, 0.5, ()) for rung in (0, 1, 2, 3, 4)}
+    assert runs[0] == [] and runs[4] == []  # rung 0 is read from the evidence; TREC has no data option
+    assert [(r.dropout, r.seed) for r in runs[2]] == [(0.2, 1), (0.2, 2), (0.5, 1), (0.5, 2)]
+    assert runs[1][0].overrides == ("embedding.freeze=false",)
+    assert runs[3][0].overrides == ("embedding.freeze=false", "embedding.dropout=0.5", "task.head.dropout=0.5",
+                                    "embedding.char.kind=bigru")
+    cfg = compose_config(["experiment=rcrn_table5", "encoder=bilstm", *runs[3][0].overrides])
+    assert cfg.embedding.freeze is False and cfg.embedding.dropout == 0.5 and cfg.task.head.dropout == 0.5
+    assert cfg.embedding.char.kind == "bigru" and cfg.encoder.dropout == 0.0  # one layer: no dropout between layers
+    assert ladder.run_config(runs[3][0], ()).trainer.lr == 1e-3  # rung 0's rate, held
+
+
+def test_a_head_without_a_dropout_key_gets_it_added_and_rung_4_is_the_papers_data():
+    ranker = ladder.runs_of(_target("rcrn_table8_trecqa", "bilstm", 0.2), 4, 0.2, ())[0]
+    assert "+task.head.dropout=0.2" in ranker.overrides and ranker.overrides[-1] == "task=trecqa"
+    cfg = compose_config(["experiment=rcrn_table8_trecqa", "encoder=bilstm", *ranker.overrides])
+    assert cfg.task.head.dropout == 0.2 and cfg.task.reader.train_split == "train-all" and cfg.task.head.attentive_pooling is False
+    sst = ladder.runs_of(_target("rcrn_table2", "bilstm"), 4, 0.2, ())[0]
+    assert compose_config(["experiment=rcrn_table2", "encoder=bilstm", *sst.overrides]).task.reader.phrases is True
+
+
+def test_the_reference_rows_of_a_table_of_two_settings_and_their_held_rate():
+    targets = ladder.targets_of("rcrn_table8", ["rcrn_table8_wikiqa", "rcrn_table8_wikiqa_ap"], REPO / "results", say=lambda _: None)
+    assert [(t.experiment, t.reference, t.lr) for t in targets] == [("rcrn_table8_wikiqa", "bilstm", 0.2),
+                                                                   ("rcrn_table8_wikiqa_ap", "bilstm/ap", 0.2)]
+    assert targets[0].columns == (("WikiQA/MAP", "map"), ("WikiQA/MRR", "mrr")) and targets[0].select_metric == "map"
+
+
+def test_dropout_is_chosen_on_mean_dev_and_a_tie_goes_to_the_smaller_p():
+    assert ladder_rungs.choose_dropout({0.5: [81.0, 81.0], 0.2: [80.0, 82.0]}) == 0.2
+    assert ladder_rungs.choose_dropout({0.2: [80.0, 80.0], 0.5: [80.0, 80.5]}) == 0.5
+    rows = [row(rung=2, dropout=p, seed=s, dev=dev, test=99.0) for p, s, dev in [(0.2, 1, 80.0), (0.2, 2, 80.0), (0.5, 1, 79.0)]]
+    assert ladder_rungs.chosen_dropout(rows, ("rcrn_table5", "bilstm", "rcrn_table5")) is None  # p 0.5 lacks seed 2
+    rows.append(row(rung=2, dropout=0.5, seed=2, dev=81.5, test=10.0))  # test never enters the choice
+    assert ladder_rungs.chosen_dropout(rows, ("rcrn_table5", "bilstm", "rcrn_table5")) == 0.5
+
+
+def row(rung: int, seed: int, dev: float, test: float, dropout: float | None = None, status: str = "trained",
+        hours: str = "0.0100", run: str | None = None) -> dict:
+    """A ladder CSV row of RCRN Table 5's BiLSTM (TREC), as read back: strings."""
+    return {"table": "rcrn_table5", "reference": "bilstm", "model": "BiLSTM", "experiment": "rcrn_table5", "encoder": "bilstm",
+            "variant": "", "column": "TREC", "metric": "accuracy", "select_metric": "accuracy", "rung": str(rung),
+            "dropout": "" if dropout is None else f"{dropout:g}", "overrides": "embedding.freeze=false" if rung else "",
+            "seed": str(seed), "lr": "0.001", "dev": repr(dev), "test": repr(test), "selected_epoch": "9", "epochs_run": "13",
+            "status": status, "cpu_hours": hours, "gpu_hours": "", "device": "cpu", "hardware": "AMD EPYC",
+            "commit": "0123456789abcdef", "date": f"2026-12-0{rung + 1}", "run": run or f"s{seed}-r{rung}p{dropout}"}
+
+
+def synthetic() -> list[dict]:
+    """Rungs 0-2 of RCRN Table 5's BiLSTM: a run that did not train at rung 1, a dev tie at rung 2."""
+    return [row(0, 1, 85.0, 90.0), row(0, 2, 86.0, 89.0),
+            row(1, 1, 86.0, 92.0), row(1, 2, 87.0, 93.0, status="did not train"),
+            row(2, 1, 85.0, 93.0, 0.2), row(2, 2, 87.0, 94.0, 0.2), row(2, 1, 86.0, 99.0, 0.5), row(2, 2, 86.0, 99.0, 0.5)]
+
+
+def test_the_csv_and_the_markdown_are_written_together_and_read_back(tmp_path):
+    text = ladder.csv_text(synthetic())
+    (tmp_path / "regime_ladder.runs.csv").write_text(text)
+    evidence = ladder.Evidence(tmp_path)
+    evidence.write()
+    assert (tmp_path / "regime_ladder.runs.csv").read_text() == text  # rows read back and written again: unchanged
+    assert (tmp_path / "regime_ladder.md").read_text() == ladder_page.render(ladder.read_rows(tmp_path / "regime_ladder.runs.csv"))
+    assert ladder.climb_ladder(mode=ladder.NO_RUN, out=tmp_path) == 0  # the command's --no-run: the same files
+    assert (tmp_path / "regime_ladder.runs.csv").read_text() == text
+
+
+def test_a_smoke_run_is_never_averaged():
+    rows = [row(0, 1, 85.0, 90.0), row(0, 2, 86.0, 89.0), row(1, 1, 20.0, 30.0, status="smoke"), row(1, 2, 20.0, 30.0, status="smoke")]
+    line = next(line for line in ladder_page.render(rows).splitlines() if line.startswith("| 1 |"))
+    assert "(not averaged: 2 smoke)" in line and line.endswith("|  |  |  |  | 0.02 |")
+
+
+def test_a_table_or_experiment_outside_the_ladder_is_raised():
+    from rnnbench.errors import RnnbenchError
+
+    with pytest.raises(RnnbenchError, match="fhe_table2: not a table of the ladder"):
+        ladder.chosen_tables(["fhe_table2"], None)
+    with pytest.raises(RnnbenchError, match="--only rcrn_table6: not an experiment of rcrn_table5"):
+        ladder.chosen_tables(["rcrn_table5"], ["rcrn_table6"])
+    assert ladder.chosen_tables(["rcrn_table3", "rcrn_table5"], None) == ["rcrn_table5", "rcrn_table3"]  # the ladder's order
+
+
+def test_the_ladders_tables_and_data_settings_come_from_the_registry_and_the_configs():
+    """No table is named in the code: the tables and their order are the registry files'
+    ``regime_ladder``, rung 4 an experiment config's ``table.paper_data`` (inherited by its twins)."""
+    assert ladder_rungs.TABLES == ("rcrn_table5", "rcrn_table8", "rcrn_table3", "rcrn_table2", "mzu_table6", "rcrn_table4", "rcrn_table1")
+    phrases = ladder_rungs.paper_data_of("rcrn_table2")
+    assert phrases.overrides == ("task.reader.phrases=true",) and phrases.cost == pytest.approx(1136024 / 163563)
+    assert ladder_rungs.paper_data_of("rcrn_table2_rung3") == phrases  # the rung's experiment inherits its parent's
+    train_all = ladder_rungs.paper_data_of("rcrn_table8_trecqa_ap")
+    assert train_all.overrides == ("task=trecqa",) and train_all.needs == "trecqa/castorini_format/train-all/b.toks"
+    assert ladder_rungs.paper_data_of("rcrn_table5") is None and ladder_rungs.paper_data_of("no_such_experiment") is None
