@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from rnnbench.errors import RnnbenchError
-from rnnbench.campaign.definitions import claimed_parameter_counts
+from rnnbench.campaign.definitions import claimed_parameter_counts, table_spec
 from rnnbench.campaign import protocol
 from rnnbench.results import dropout_choice, evidence, patience, settings
 from rnnbench.results import table_page as report
@@ -17,7 +17,7 @@ from rnnbench.results.records import PREDICTIONS, read_record
 from rnnbench.results.run_record import git_commit
 from rnnbench.results.openness import accuracy_vs_openness
 from rnnbench.results.rate_choice import no_columns
-from rnnbench.results.tables import column_metrics, model_name, ours_only_table, paper_table, table_title
+from rnnbench.results.tables import column_metrics, model_name, table_title
 from rnnbench.campaign import deviations, reruns
 from rnnbench.campaign.jobs import job_config, with_status
 from rnnbench.campaign.rates import chosen_dropout, known_choice
@@ -50,7 +50,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
     are added to ``replaced``."""
     rows, items = [], []
     for experiment, cfg, encoders in plans:
-        table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
+        table = table_spec(cfg)
         mapping = column_metrics(cfg.table, cfg)
         variant = cfg.table.variant or ""
         superseded = evidence.superseded_path(Path(cfg.paths.results_dir) / f"{cfg.table.name}.csv")
@@ -182,8 +182,7 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
         f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
     ]
     notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
-    first_cfg = plans[0].config
-    declared = None if first_cfg.table.caption else settings.declared(paper_table(str(first_cfg.table.name)))
+    declared = settings.declared(table_spec(plans[0].config))
     if declared:
         higher = ", ".join(f"{r} (variant `{settings.variant_at('', r)}`)" for r in declared["rungs"] if r)
         notes.append(f"Settings: this table is run at rung 0 of the regime ladder (today's setting) and at rung {higher} "
@@ -265,7 +264,7 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
         evidence.write_parameter_counts(evidence.parameters_path(csv_path), counts, git_commit())
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []
     items = evidence.read_items(items_path)
-    table = ours_only_table(first.table.caption) if first.table.caption else paper_table(name)
+    table = table_spec(first)
     has_paper = not table.get("ours_only")
     columns: list[str] = []
     for _, cfg, _ in plans:

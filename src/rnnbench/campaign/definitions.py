@@ -33,7 +33,7 @@ from hydra.errors import HydraException
 from rnnbench.compose import CONF_DIR, compose_config
 from rnnbench.errors import ConfigError, RnnbenchError
 from rnnbench.results.claims import load_claims
-from rnnbench.results.tables import REGISTRY, registry_key
+from rnnbench.results.tables import REGISTRY, ours_only_table, paper_table, registry_key
 from rnnbench.training.model import encoder_parameters
 
 
@@ -76,6 +76,12 @@ def _table_key(path: Path, key: str):
         if parent is not None and parent.exists():
             return _table_key(parent, key)
     return None
+
+
+def table_spec(cfg) -> dict:
+    """The table a composed experiment config fills: its registry file's (the paper's numbers and
+    claims), or for a table no paper printed (``table.caption``: our synthetic tasks) one of ours."""
+    return ours_only_table(str(cfg.table.caption)) if cfg.table.caption else paper_table(str(cfg.table.name))
 
 
 def table_key(experiment: str, key: str):

@@ -11,13 +11,12 @@ from rnnbench.results import evidence
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import DONE, RECORD, set_aside
 from rnnbench.campaign.sanity_gate import Gate
-from rnnbench.results.tables import ours_only_table, paper_table
 from rnnbench.run import train
 from rnnbench.campaign import pricing
 from rnnbench.campaign.jobs import finished, is_done, job_config
 from rnnbench.campaign.rates import chosen_dropout, chosen_lr, finished_runs
 from rnnbench.campaign.pricing import cost_keys, cost_keys_of
-from rnnbench.campaign.definitions import ExperimentPlan
+from rnnbench.campaign.definitions import ExperimentPlan, table_spec
 
 SANITY = Gate()  # a row that fails its sanity checks starts no run (docs/sanity.md)
 
@@ -80,7 +79,7 @@ def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
     """The sweep's encoders in two groups, the paper's own rows, then our extra baselines: a
     group's runs all come before the next group's, so that when the work stops before the
     table is complete, what it did run is what the claims need."""
-    table = ours_only_table(cfg.table.caption) if cfg.table.caption else paper_table(cfg.table.name)
+    table = table_spec(cfg)
     in_paper = {row.get("encoder") for row in table.get("rows", [])}
     groups = [[enc for enc in encoders if enc in in_paper], [enc for enc in encoders if enc not in in_paper]]
     return [group for group in groups if group]
