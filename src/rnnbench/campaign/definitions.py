@@ -128,10 +128,10 @@ def short_names() -> dict[str, str]:
     """{short form: table}, the names of the Makefile's table targets (``make table-rcrn-5``): a
     registry file's ``short_name`` (``odyssey-1`` for lstm_odyssey_table1), else
     ``<paper>-<table number>`` from its ``paper`` and ``table``."""
+    numbers, named = registry_key("table"), registry_key("short_name")
     out = {}
     for table, paper in registry_key("paper").items():
-        number = registry_key("table").get(table)
-        short = registry_key("short_name").get(table) or (f"{paper}-{number}" if number is not None else None)
+        short = named.get(table) or (f"{paper}-{numbers[table]}" if table in numbers else None)
         if short:
             out[str(short)] = table
     return out

@@ -130,15 +130,16 @@ def combine(result) -> None:
     """The claim's verdict from its cells' (decided already), set on ``result`` in place."""
     choice = result.choice
     if choice.rule == settings.SETTING:
-        return settings.combine(result)
+        if settings.directions_differ(choice):
+            _clear(result)
+            result.verdict, result.note = settings.DEPENDS_ON_SETTING, ""
+        else:
+            settings.take_headline(result)
+        return
     cells = [cell for _, cell in choice.cells]
-    blank = {"seeds": [], "t": None, "estimate": None, "held_out": None, "held_out_seeds": [], "test": None, "guards": [],
-             "price": None, "decision": None, "gate": None, "scope": None, "ours": (None, None),
-             "compared": (result.claim["better"], result.claim["worse"]), "counted": False}
     without = [(value, cell) for value, cell in choice.cells if cell.verdict in _NO_RUNS]
     if without:
-        for key, value in blank.items():
-            setattr(result, key, value)
+        _clear(result)
         result.verdict = "not run"
         named = ", ".join(f"{value} (`{cell.claim['better']}` vs `{cell.claim['worse']}`)" for value, cell in without)
         result.note = "; ".join(n for n in (f"no runs of the paper-consistent cell(s) {named} ({choice.option})", outside_text(result)) if n)
@@ -153,7 +154,15 @@ def combine(result) -> None:
         value = next(v for v, c in choice.cells if c is least)
         result.note = "; ".join(n for n in (f"the numbers of the least decisive cell ({choice.option} = {value})", least.note) if n)
         return
-    for key, value in blank.items():
-        setattr(result, key, value)
+    _clear(result)
     result.verdict = DEPENDS
     result.note = ""
+
+
+def _clear(result) -> None:
+    """The claim's own numbers emptied: its verdict comes from several cells, none of which it shows alone."""
+    blank = {"seeds": [], "t": None, "estimate": None, "held_out": None, "held_out_seeds": [], "test": None, "guards": [],
+             "price": None, "decision": None, "gate": None, "scope": None, "ours": (None, None),
+             "compared": (result.claim["better"], result.claim["worse"]), "counted": False}
+    for key, value in blank.items():
+        setattr(result, key, value)

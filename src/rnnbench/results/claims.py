@@ -254,20 +254,25 @@ def _with_open_choice(table: str, registry: dict, claim: dict, open_choice: dict
     """The claim decided in each paper-consistent cell of its open choice (``choices``): the claim
     with the cell's rows (the same column, the paper's numbers of the claim's own rows), gated
     as any claim. The claim's own rows, where not a cell, are ``outside``: decided alone, shown beside."""
-    where = f"paper_numbers/{table}.yaml"
-    named = {side: (_paper_row(registry, claim, side, where) or {}).get("model") for side in ("better", "worse")}
-    paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
-    cells = []
-    for cell in open_choice["cells"]:
-        cell_claim = {**claim, "better": cell["better"], "worse": cell["worse"], "paper_rows": paper_rows,
-                      "cell_of": {claim["better"]: cell["better"], claim["worse"]: cell["worse"]}}  # the rows the cell replaces
-        cells.append((str(cell["value"]), _gated(table, cell_claim, rows, items, confidence, counts, floors)))
+    cells = [(str(cell["value"]), _gated(table, _in_cell(table, registry, claim, cell["better"], cell["worse"]), rows, items,
+                                          confidence, counts, floors)) for cell in open_choice["cells"]]
     own = (claim["better"], claim["worse"])
     is_cell = any((c["better"], c["worse"]) == own for c in open_choice["cells"])
     outside = None if is_cell or not outside.seeds else outside  # without paired runs it has nothing to show
     result = ClaimResult(table, claim, paper_values(table, claim), (None, None), compared=own)
     result.choice = choices.Choice(open_choice["option"], open_choice["why"], cells, outside)
     return result
+
+
+def _in_cell(table: str, registry: dict, claim: dict, better: str, worse: str) -> dict:
+    """The claim on other rows (an open choice's cell, a rung of the table's settings): the same
+    column and the paper's numbers of the claim's own rows; ``cell_of`` maps the claim's rows to the
+    cell's, so the parity gate reads the cell's reference row."""
+    where = f"paper_numbers/{table}.yaml"
+    named = {side: (_paper_row(registry, claim, side, where) or {}).get("model") for side in ("better", "worse")}
+    paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
+    return {**claim, "better": better, "worse": worse, "paper_rows": paper_rows,
+            "cell_of": {claim["better"]: better, claim["worse"]: worse}}
 
 
 def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, rows: list[dict],
@@ -280,16 +285,10 @@ def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, 
               and all(split_row(settings.row_at(claim[side], rung)) in ran for side in ("better", "worse"))]
     if not higher:
         return own
-    where = f"paper_numbers/{table}.yaml"
-    named = {side: (_paper_row(registry, claim, side, where) or {}).get("model") for side in ("better", "worse")}
-    paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
-    cells = [("rung 0", own)]
-    for rung in settings.rungs(registry):
-        if rung:
-            better, worse = settings.row_at(claim["better"], rung), settings.row_at(claim["worse"], rung)
-            at_rung = {**claim, "better": better, "worse": worse, "paper_rows": paper_rows,
-                       "cell_of": {claim["better"]: better, claim["worse"]: worse}}  # the rows the rung replaces
-            cells.append((f"rung {rung}", _gated(table, at_rung, rows, items, confidence, counts, floors)))
+    cells = [("rung 0", own)] + [
+        (f"rung {rung}", _gated(table, _in_cell(table, registry, claim, settings.row_at(claim["better"], rung),
+                                                 settings.row_at(claim["worse"], rung)), rows, items, confidence, counts, floors))
+        for rung in higher]
     result = ClaimResult(table, claim, paper_values(table, claim), (None, None), compared=(claim["better"], claim["worse"]))
     entry = settings.declared(registry)
     result.choice = choices.Choice("setting", str(entry["why"]), cells, None, settings.SETTING, int(entry["chosen"]))

@@ -17,6 +17,7 @@ Formats:
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -120,27 +121,25 @@ def _without_retired_keys(data: dict) -> dict:
 def config_without_retired_keys(config: dict) -> dict:
     """A recorded config (a record's, or a checkpoint bundle's) without the keys the schema no
     longer has (``RETIRED_CONFIG_KEYS``); the caller's dict is left as it was."""
-    for path in RETIRED_CONFIG_KEYS:
+    found = [path for path in RETIRED_CONFIG_KEYS if _holds(config, path)]
+    if not found:
+        return config
+    config = copy.deepcopy(config)
+    for *parents, leaf in found:
         node = config
-        for key in path[:-1]:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, dict) and path[-1] in node:
-            config = _copy_along(config, path[:-1])
-            node = config
-            for key in path[:-1]:
-                node = node[key]
-            del node[path[-1]]
+        for key in parents:
+            node = node[key]
+        del node[leaf]
     return config
 
 
-def _copy_along(config: dict, path: tuple) -> dict:
-    """``config`` with the dicts along ``path`` copied, so the caller's record is left as it was."""
-    top = dict(config)
-    node = top
+def _holds(config: dict, path: tuple) -> bool:
+    node = config
     for key in path:
-        node[key] = dict(node[key])
+        if not isinstance(node, dict) or key not in node:
+            return False
         node = node[key]
-    return top
+    return True
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ rung-0 runs as evidence of another setting, not superseded ones. The registry de
 At rung r a claim's rows are the same rows with the rung's variant (``row_at``: ``bilstm`` ->
 ``bilstm/rung3``, ``bilstm/ap`` -> ``bilstm/ap_rung3``): the experiments of rung r set
 ``table.variant`` so. Each rung with runs is one hypothesis of the paper's family (Holm), gated as
-any claim (the parity gate reads that rung's reference row). The claim's verdict (``combine``):
+any claim (the parity gate reads that rung's reference row). The claim's verdict
+(``choices.combine``, with ``directions_differ`` and ``take_headline``):
 
 - only rung 0 has runs: rung 0's verdict, exactly as without the declaration;
 - two rungs decide the claim in opposite directions (one reproduced or smaller than claimed, one
@@ -82,26 +83,23 @@ def text(result) -> str:
     return "setting: " + "; ".join(f"{value} {cell.verdict}" for value, cell in result.choice.cells)
 
 
-def combine(result) -> None:
-    """The claim's verdict from its rungs' (decided already), set on ``result`` in place."""
+def directions_differ(choice) -> bool:
+    """Whether two rungs with runs decide the claim in opposite directions."""
+    ran = [cell for _, cell in choice.cells if cell.verdict not in _NO_RUNS]
+    return {direction(cell.verdict) for cell in ran} - {0} == {1, -1}
+
+
+def take_headline(result) -> None:
+    """The claim's numbers and verdict from its chosen rung (else the highest rung with runs), each
+    rung's verdict beside (``text``); set on ``result`` in place."""
     choice = result.choice
     ran = [(value, cell) for value, cell in choice.cells if cell.verdict not in _NO_RUNS]
-    directions = {direction(cell.verdict) for _, cell in ran} - {0}
-    if directions == {1, -1}:
-        blank = {"seeds": [], "t": None, "estimate": None, "held_out": None, "held_out_seeds": [], "test": None,
-                 "guards": [], "price": None, "decision": None, "gate": None, "scope": None, "ours": (None, None),
-                 "compared": (result.claim["better"], result.claim["worse"]), "counted": False}
-        for key, value in blank.items():
-            setattr(result, key, value)
-        result.verdict = DEPENDS_ON_SETTING
-        result.note = ""
-        return
     chosen = f"rung {choice.chosen}"
     value, headline = next(((v, c) for v, c in ran if v == chosen), ran[-1] if ran else choice.cells[0])
     for f in fields(headline):
         if f.name not in ("claim", "table", "paper", "choice"):
             setattr(result, f.name, getattr(headline, f.name))
     said = f"the numbers of {value}" + ("" if value == chosen else f" ({chosen}, the chosen setting, has no runs)")
-    if len(ran) > 1 and directions:
+    if len(ran) > 1 and {direction(cell.verdict) for _, cell in ran} - {0}:
         said += "; the direction holds at every rung that decides it"
     result.note = "; ".join(n for n in (said, headline.note) if n)
