@@ -7,6 +7,7 @@
     rnnbench list encoders|tasks|experiments|tables
     rnnbench table NAME [--plan | --no-run] a paper table under the comparison protocol
     rnnbench ladder [TABLE ...] [--plan]    the regime ladder: reference rows toward the paper's setting
+    rnnbench sweep NAME [--plan]            a declared mechanism sweep: where the paper's mechanism is present
     rnnbench compare --encoders A,B [...]   your encoders on your data, under the same protocol
     rnnbench claims                         the claims ledger (results/claims.md)
     rnnbench floors [TABLE ...]             every table column's majority-class score (results/floors.csv)
@@ -32,6 +33,7 @@ VERBS = {
     "list": ("listing", "encoders, tasks, experiments or tables, and whether the data is here"),
     "table": ("table", "run what a paper table lacks, then write it (results/NAME.md)"),
     "ladder": ("ladder", "the regime ladder: each table's reference row on rungs toward the paper's setting (results/regime_ladder.md)"),
+    "sweep": ("sweep", "a declared mechanism sweep: the cells of an open choice, screened under a fixed rule (results/sweeps/NAME.md)"),
     "compare": ("compare", "compare encoders on your own data under the tables' protocol (comparisons/NAME/)"),
     "claims": ("claims", "write the claims ledger results/claims.md from the evidence"),
     "floors": ("floors", "write results/floors.csv: each table column's majority-class score on dev and test"),
