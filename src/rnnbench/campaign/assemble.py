@@ -209,8 +209,9 @@ def protocol_notes(experiments) -> list[str]:
 
 
 def stale_runs(plans, rows: list[dict]) -> list[str]:
-    """Finished runs filed under these experiments that the current configs no longer select
-    (another component version, data or config): listed so a reader knows they were left out."""
+    """Finished runs filed under these experiments that the current configs do not select (another
+    component version or data, or another setting: a ladder rung, a sweep cell): listed so a
+    reader knows they were left out."""
     used = {r["run"] for r in rows}
     stale = []
     for experiment, cfg, encoders in plans:
@@ -281,8 +282,9 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
         if note:
             notes.append(note)
     if stale:
-        notes.append(f"{len(stale)} finished run(s) of these experiments were left out: other component versions, data or "
-                     f"config than the current ones (re-run with make): {', '.join(stale)}.")
+        notes.append(f"{len(stale)} finished run(s) filed under these experiments are not this table's: their configs are not "
+                     f"the current ones (another component version or data: `make` runs them again; or another setting, such "
+                     f"as a rung of the regime ladder or a sweep's cell): {', '.join(stale)}.")
     md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
                             first.table.protocol, str(first.task.select_metric), left_out_rows(plans),
                             deviations.lines(name, rows, overrides) if has_paper else [])
