@@ -52,6 +52,17 @@ def test_plan_runs_and_writes_nothing(tmp_path, monkeypatch, capsys):
     assert "rcrn_table5                  bilstm        4  not built" in printed and "total to run:" in printed
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="on a CUDA machine the BiLSTM's GPU runs price it")
+def test_a_row_whose_rung_0_ran_on_another_device_is_priced_at_most_as_its_cheapest_neighbour(tmp_path, capsys):
+    """RCRN Table 4's BiLSTM ran on a GPU: on a CPU its rungs are priced as the experiment's cheapest
+    other row on a CPU (the committed 3L-BiLSTM and RCRN runs), said to be an upper bound."""
+    code = ladder.main(["rcrn_table4", "--plan", "--rungs", "1", "--out", str(tmp_path / "out"),
+                        "--set", f"paths.runs_dir={tmp_path / 'runs'}"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rcrn_table4"))
+    assert code == 0 and "at most: rung 0 has no cpu run of the row, priced as the experiment's cheapest other row" in line
+    assert float(line.split()[6]) > 0
+
+
 def test_a_table_outside_the_ladder_is_refused(capsys):
     assert ladder.main(["fhe_table2", "--plan"]) == 2
     assert "not a table of the ladder" in capsys.readouterr().err

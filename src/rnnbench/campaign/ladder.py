@@ -301,13 +301,34 @@ def missing_data(target: Target, rung: int, data_dir: Path) -> str:
     return str(data_dir / data.needs)
 
 
-def plan(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladder: Evidence, device: str) -> int:
+def bound_from_other_rows(target: Target, results_dir: Path, device: str) -> float | None:
+    """Where rung 0 has no run of ``target`` on ``device`` (RCRN Table 4's BiLSTM ran on a GPU): the
+    mean hours per run of the cheapest other row of the same experiment that has, an upper bound
+    for the reference row, which is the table's smallest model; None where no row has one."""
+    path = results_dir / f"{target.table}.csv"
+    rows = evidence.read_csv(path) if path.exists() else []
+    per_row: dict[str, list[float]] = {}
+    for r in rows:
+        if (r["encoder"] == target.encoder or r["dataset"] != target.columns[0][0] or r["seconds_per_epoch"] == ""
+                or (str(r["device"]) or "cpu").split(":")[0] != device):
+            continue
+        threads = 1 if device == "cuda" else r.get("threads") or 1
+        per_row.setdefault(f"{r['encoder']}/{r['variant']}", []).append(
+            timing.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], threads))
+    return min((statistics.fmean(v) for v in per_row.values()), default=None)
+
+
+def plan(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladder: Evidence, device: str,
+         results_dir: Path = Path("results")) -> int:
     """Print the runs to do per experiment and rung with their estimated hours; run nothing."""
     print(f"{'experiment':28} {'row':10} {'rung':>4} {'runs':>5} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
     total, unpriced = 0.0, []
     rows = list(ladder.rows.values())
     for target in targets:
-        price = price_per_run(target, rows, device)
+        price, bound = price_per_run(target, rows, device), False
+        if price is None:
+            price = bound_from_other_rows(target, results_dir, device)
+            bound = price is not None
         for rung in [r for r in rungs if r != 0]:
             choice = ladder.choice(target)
             pending = rung >= 3 and choice is None
@@ -329,6 +350,8 @@ def plan(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladder
                 notes.append(f"rung 0 has no {device} run to price it: not in the total")
             elif not missing:
                 total += per_run * left
+            if per_run is not None and bound:
+                notes.append(f"at most: rung 0 has no {device} run of the row, priced as the experiment's cheapest other row")
             cost = "?" if per_run is None else f"{per_run:.2g}"
             rest = "?" if per_run is None else f"{per_run * left:.2f}"
             print(f"{target.experiment:28} {target.reference:10} {rung:>4} {len(runs):>5} {done:>9} {left:>7} {cost:>10} {rest:>13}"
@@ -463,7 +486,7 @@ def climb_ladder(tables: list[str] | None = None, *, only: list[str] | None = No
     if mode == PLAN:
         for target in targets:  # rung 0's rows price the rest; read, not written
             ladder.set_rung0(target, rung0_rows(target, results))
-        return plan(targets, sorted(set(rungs)), extra, ladder, device)
+        return plan(targets, sorted(set(rungs)), extra, ladder, device, results)
     deadline = pricing.Deadline(pricing.parse_until(until) if until else None, device)
     status = climb(targets, sorted(set(rungs)), extra, ladder, results, deadline)
     print(f"wrote {ladder.csv} and {ladder.md}")
