@@ -30,7 +30,7 @@ run: $(STAMP)  ## train the default: a BiLSTM on the synthetic picking task (no 
 # tests/conftest.py sets the tests' environment (TRITON_INTERPRET, WANDB_MODE, offline hub).
 # --dist loadgroup: each task's smoke runs stay on one worker, which prepares its data once.
 test: $(STAMP) browser wordnet  ## run the whole test suite (real-data tests read RNNBENCH_DATA)
-	$(PY) -m pytest -q -n 2 --dist loadgroup
+	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=20
 
 test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs): a few minutes
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow"
