@@ -468,5 +468,6 @@ def superseded_note(path: Path, current: list[dict]) -> str | None:
     for when, by_encoder in sorted(runs.items()):
         count = sum(len(v) for v in by_encoder.values())
         parts.append(f"{count} on {when} ({', '.join(f'{enc} {len(v)}' for enc, v in sorted(by_encoder.items()))})")
-    return (f"Superseded runs, not in this table (their configs changed since; their evidence rows are kept in "
+    return (f"Superseded runs, not in this table (the current configs or the protocol's choices no longer select them: "
+            f"another component version, or a rate or dropout chosen again; their evidence rows are kept in "
             f"{path.name}): {'; '.join(parts)}.")
