@@ -253,8 +253,15 @@ def test_the_readmes_verdict_table_is_the_ledgers_headline():
     single = {kind: int(n) for kind, n in _re.findall(r"(pipeline check|not evidence|not tested|not run|data missing) (\d+)", headline)}
     readme = (REPO / "README.md").read_text()
     section = readme.split("## What it has found so far", 1)[1].split("\n## ", 1)[0]
-    rows = {cells[0]: cells[1] for cells in ([c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
+    cells_of = {cells[0]: cells for cells in ([c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
                                               if line.startswith("| ") and not line.startswith("| verdict"))}
+    rows = {kind: cells[1] for kind, cells in cells_of.items()}
+    # the split by verdict, where the README gives one, is the headline's too
+    for kind, part in (("accuracy, in our setting", r"accuracy, in our setting: "), ("cost and size", r"cost and size: ")):
+        split = _re.search(part + r"([^;]*?)(?:;|\.\*\*)", headline)
+        for verdict_count in (split.group(1).split(", ") if split else []):
+            verdict, count = verdict_count.rsplit(" ", 1)
+            assert _re.search(rf"{verdict} {count}\b", cells_of[kind][2]), (kind, verdict_count, cells_of[kind][2])
     assert f"Of {total} claims today" in section
     assert rows["accuracy, about the paper"] == str(about) and rows["accuracy, in our setting"] == str(ours)
     assert rows["pipeline check"] == str(single.get("pipeline check", 0)) and rows["not evidence"] == str(single.get("not evidence", 0))
