@@ -41,10 +41,13 @@ def test_a_wheel_installed_in_a_fresh_venv_composes_configs_from_outside_the_rep
     probe = ("import rnnbench; from rnnbench.conf_dir import conf_dir; from rnnbench.compose import compose_config;"
              "from rnnbench.encoders.build import known_encoders;"
              "cfg = compose_config(['task=trec', 'encoder=rcrn', 'trainer=smoke']);"
-             "print(rnnbench.__file__, conf_dir(), cfg.task.name, cfg.encoder.name, cfg.trainer.max_batches, len(known_encoders()))")
+             "from rnnbench.campaign.sweep_rule import load;"  # a sweep's declaration is package data
+             "print(rnnbench.__file__, conf_dir(), cfg.task.name, cfg.encoder.name, cfg.trainer.max_batches, len(known_encoders()),"
+             " len(load('fhe_table4_sparsity').cells))")
     out = subprocess.run([str(python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    module, confs, task, encoder, max_batches, encoders = out.stdout.split()
+    module, confs, task, encoder, max_batches, encoders, sweep_cells = out.stdout.split()
+    assert sweep_cells == "6"
     assert Path(module).is_relative_to(site) and Path(confs) == site / "rnnbench" / "conf"
     assert (task, encoder, max_batches) == ("trec", "rcrn", "3") and int(encoders) == len(list((REPO / "conf" / "encoder").glob("*.yaml")))
     # The rnnbench command ships in the wheel and reads the packaged configs; a table's campaign is
