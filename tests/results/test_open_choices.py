@@ -19,8 +19,9 @@ def _claim() -> dict:
     return next(c for c in load_claims(TABLE) if c["id"] == "cap-mzu-beats-gru-restaurant-ds")
 
 
-def _rows(encoder: str, variant: str, base: float, cosine: float | None = 0.5) -> list[dict]:
-    """Five seeds of one row in the claim's column (and the candidate's cosine for the mechanism gate)."""
+def _rows(encoder: str, variant: str, base: float, cosine: float | None = 50.0) -> list[dict]:
+    """Five seeds of one row in the claim's column (and the candidate's cosine for the mechanism gate),
+    in the table's units as the evidence is read (percent: a cosine of 0.5 is 50.0)."""
     rows = []
     for seed in range(1, 6):
         run = {"model": encoder, "encoder": encoder, "variant": variant, "dataset": COLUMN, "metric": "accuracy", "seed": seed,
@@ -61,7 +62,7 @@ def test_cells_that_differ_depend_on_the_unspecified_choice():
     assert choices.cells_text(result) == ("encoder.disagreement_normalizer: token contradicted; token_mean reproduced; "
                                           "sequence contradicted")
     # a contradiction in one cell, the gate in another: the contradiction does not stand
-    gated = _evidence({"token": 74.0, "token_mean": 74.0}) + _rows("mzu_cap", "a_sequence", 74.0, cosine=0.99)
+    gated = _evidence({"token": 74.0, "token_mean": 74.0}) + _rows("mzu_cap", "a_sequence", 74.0, cosine=99.0)
     assert evaluate(TABLE, _claim(), gated, []).verdict == verdicts.DEPENDS
 
 
@@ -105,3 +106,17 @@ def test_the_headline_and_the_accuracy_table_count_the_kind():
     header, _, line, _ = ledger._accuracy_table({"MZU": [section]})
     columns = [c.strip() for c in header.split("|")[1:-1]]
     assert line.split("|")[1 + columns.index("depends on an unspecified choice")].strip() == "1"
+
+
+def test_the_mechanism_range_is_in_the_units_of_the_committed_evidence():
+    """The registry's range and the evidence's statistic share the table's units (percent): on the
+    committed laptop cells, token_mean's candidate (cosine 0.72) varies across tokens and sequence's
+    (0.999) is one vector."""
+    from rnnbench.results import evidence, gates
+    from tests.helpers import REPO
+
+    rows = evidence.read_csv(REPO / "results" / f"{TABLE}.csv")
+    registry = paper_table(TABLE)
+    assert gates.mechanism_gate(registry, rows, ["mzu_cap/a_token_mean"]) is None
+    absent = gates.mechanism_gate(registry, rows, ["mzu_cap/a_sequence"])
+    assert absent is not None and "mzu_cap/a_sequence: candidate_cosine = 99.9 (present: ≤ 90)" in absent.why
