@@ -11,34 +11,14 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 
 import torch
 
 from rnnbench.compose import compose_config
-from rnnbench.data.batching import batch_indices, collate
+from rnnbench.data.batching import batch_indices
 from rnnbench.data.prepare import prepare
 from rnnbench.encoders.build import known_encoders
-from rnnbench.training.loop import build_optimizer
-from rnnbench.training.model import build_model
-
-
-def seconds_per_batch(cfg, data, batches: int) -> float:
-    torch.manual_seed(0)
-    model = build_model(cfg, data)
-    optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
-    train = data.splits["train"]
-    order = batch_indices(train, data.fields, cfg.trainer.batch_size, shuffle=True, seed=1, epoch=0)[: batches + 1]
-    times = []
-    for idx in order:
-        batch = collate([train[i] for i in idx], data.fields)
-        start = time.perf_counter()
-        _, loss = model(batch)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        times.append(time.perf_counter() - start)
-    return sum(times[1:]) / len(times[1:])  # the first batch is warm-up
+from rnnbench.training.batch_timing import seconds_per_batch
 
 
 def main() -> None:

@@ -19,45 +19,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 
 from rnnbench.compose import compose_config
-from rnnbench.data.batching import batch_indices, collate
 from rnnbench.data.prepare import prepare
 from rnnbench.results import evidence
-from rnnbench.training.loop import build_optimizer
-from rnnbench.training.model import build_model
+from rnnbench.training.batch_timing import seconds_per_batch
 
 ROWS = {"lstm1": "fhe_table4_small", "lstm2": "fhe_table4_small", "fhe": "fhe_table4_small_fhe"}
 COLUMN = "picking/accuracy/len200"
 SEEDS = 5
-
-
-def trainer(cfg, data, batches: int):
-    """A function that trains ``batches`` batches of ``cfg``'s model and returns seconds per batch."""
-    torch.manual_seed(0)
-    model = build_model(cfg, data)
-    optimizer = build_optimizer(cfg, [p for p in model.parameters() if p.requires_grad])
-    train = data.splits["train"]
-    order = batch_indices(train, data.fields, cfg.trainer.batch_size, shuffle=True, seed=1, epoch=0)
-
-    def run(round_: int) -> float:
-        picked = order[round_ * (batches + 1):(round_ + 1) * (batches + 1)]
-        times = []
-        for idx in picked:
-            batch = collate([train[i] for i in idx], data.fields)
-            start = time.perf_counter()
-            _, loss = model(batch)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            times.append(time.perf_counter() - start)
-        return statistics.fmean(times[1:])  # the first batch of a round warms it
-
-    return run
 
 
 def committed_seconds(results: Path) -> dict[str, tuple[float, int]]:
@@ -84,17 +57,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = compose_config([f"experiment={ROWS['lstm1']}", "encoder=lstm1", f"paths.runs_dir={tmp}"])
         data = prepare(base)
-        runs = {}
-        for encoder, experiment in ROWS.items():
-            for width in args.widths:
-                cfg = compose_config([f"experiment={experiment}", f"encoder={encoder}", f"encoder.hidden_size={width}",
-                                      f"paths.runs_dir={tmp}"])
-                runs[(encoder, width)] = trainer(cfg, data, args.batches)
-        keys = list(runs)
+        configs = {(encoder, width): compose_config([f"experiment={experiment}", f"encoder={encoder}",
+                                                     f"encoder.hidden_size={width}", f"paths.runs_dir={tmp}"])
+                   for encoder, experiment in ROWS.items() for width in args.widths}
+        keys = list(configs)
         times: dict[tuple, list[float]] = {k: [] for k in keys}
-        for r in range(args.rounds):
+        for r in range(args.rounds):  # each round times the next batches of the epoch's order
             for k in keys[r % len(keys):] + keys[:r % len(keys)]:
-                times[k].append(runs[k](r))
+                times[k].append(seconds_per_batch(configs[k], data, args.batches, first=r * (args.batches + 1)))
                 print(f"round {r + 1}: {k[0]} width {k[1]}: {times[k][-1]:.3f} s/batch", flush=True)
     seconds = committed_seconds(args.results)
     lines = [

@@ -7,6 +7,7 @@ import pytest
 
 from rnnbench.campaign import ladder, ladder_page, ladder_rungs
 from rnnbench.compose import compose_config
+from rnnbench.results import plain_rows
 from rnnbench.results.tables import column_metrics
 from tests.helpers import REPO
 
@@ -81,7 +82,7 @@ def test_the_csv_and_the_markdown_are_written_together_and_read_back(tmp_path):
     evidence = ladder.Evidence(tmp_path)
     evidence.write()
     assert (tmp_path / "regime_ladder.runs.csv").read_text() == text  # rows read back and written again: unchanged
-    assert (tmp_path / "regime_ladder.md").read_text() == ladder_page.render(ladder.read_rows(tmp_path / "regime_ladder.runs.csv"))
+    assert (tmp_path / "regime_ladder.md").read_text() == ladder_page.render(plain_rows.read_rows(tmp_path / "regime_ladder.runs.csv"))
     assert ladder.climb_ladder(mode=ladder.NO_RUN, out=tmp_path) == 0  # the command's --no-run: the same files
     assert (tmp_path / "regime_ladder.runs.csv").read_text() == text
 

@@ -34,9 +34,9 @@ from rnnbench.campaign.ladder_page import hours, render
 from rnnbench.campaign.ladder_rungs import (CHAR_COST, DEFAULT_RUNGS, DROPOUTS, NO_DATA_OPTION, RUNGS, SEEDS, SMOKE, TABLES,
                                             PaperData, chosen_dropout, paper_data_of, rung_overrides, sort_key)
 from rnnbench.errors import RnnbenchError, RunInProgress
-from rnnbench.results import evidence, gates, timing
+from rnnbench.results import evidence, gates, plain_rows, timing
 from rnnbench.results.identity import run_dir
-from rnnbench.results.records import RECORD, is_partial, read_record, temporary_for
+from rnnbench.results.records import RECORD, is_partial, read_record
 from rnnbench.results.tables import column_metrics, model_name, paper_table
 
 RUN, PLAN, NO_RUN = "run", "plan", "no-run"  # what climb_ladder does: climb, print the plan, or only write the Markdown
@@ -216,26 +216,8 @@ def row_key(row: dict) -> tuple:
     return (row["table"], row["reference"], row["experiment"], row["rung"], row["dropout"], row["seed"], row["column"])
 
 
-def read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def csv_text(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in sorted(rows, key=sort_key):
-        writer.writerow({k: row.get(k, "") for k in FIELDS})
-    return buffer.getvalue()
-
-
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with temporary_for(path) as tmp:  # a reader never sees half a file
-        tmp.write_text(text)
+    return plain_rows.csv_text(rows, FIELDS, sort_key)
 
 
 class Evidence:
@@ -244,7 +226,7 @@ class Evidence:
 
     def __init__(self, out: Path):
         self.csv, self.md = out / "regime_ladder.runs.csv", out / "regime_ladder.md"
-        self.rows = {row_key(r): r for r in read_rows(self.csv)}
+        self.rows = {row_key(r): r for r in plain_rows.read_rows(self.csv)}
 
     def committed(self, run: Run, folder_name: str) -> list[dict]:
         """The rows of a run already in the CSV under its run folder's name (same identity)."""
@@ -265,8 +247,8 @@ class Evidence:
 
     def write(self) -> None:
         text = csv_text(list(self.rows.values()))
-        write_text(self.csv, text)
-        write_text(self.md, render(list(csv.DictReader(io.StringIO(text)))))
+        plain_rows.write_text(self.csv, text)
+        plain_rows.write_text(self.md, render(list(csv.DictReader(io.StringIO(text)))))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ import datetime
 import io
 import statistics
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import OmegaConf
@@ -28,12 +27,12 @@ from omegaconf import OmegaConf
 from rnnbench.campaign import pricing, protocol
 from rnnbench.campaign.jobs import job_config
 from rnnbench.campaign.sweep_page import render
-from rnnbench.campaign.sweep_rule import CONFIRM, DECLARATIONS, SCREEN, Sweep, load, stages
+from rnnbench.campaign.sweep_rule import DECLARATIONS, Sweep, load, stages
 from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError, RunInProgress
-from rnnbench.results import evidence, gates, timing
+from rnnbench.results import evidence, gates, plain_rows, timing
 from rnnbench.results.identity import run_dir
-from rnnbench.results.records import RECORD, is_partial, read_record, temporary_for
+from rnnbench.results.records import RECORD, is_partial, read_record
 from rnnbench.results.tables import column_metrics
 
 RUN, PLAN, NO_RUN = "run", "plan", "no-run"
@@ -118,20 +117,8 @@ def _metric(record: dict, column: str) -> str:
     return column_metrics(cfg.table, cfg)[column]
 
 
-def read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def csv_text(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in sorted(rows, key=lambda r: (r["overrides"], int(r["seed"]))):
-        writer.writerow({k: row.get(k, "") for k in FIELDS})
-    return buffer.getvalue()
+    return plain_rows.csv_text(rows, FIELDS, lambda r: (r["overrides"], int(r["seed"])))
 
 
 class Evidence:
@@ -141,7 +128,7 @@ class Evidence:
     def __init__(self, sweep: Sweep, out: Path):
         self.sweep = sweep
         self.csv, self.md = out / f"{sweep.name}.runs.csv", out / f"{sweep.name}.md"
-        self.rows = {(r["overrides"], r["seed"]): r for r in read_rows(self.csv)}
+        self.rows = {(r["overrides"], r["seed"]): r for r in plain_rows.read_rows(self.csv)}
 
     def add(self, row: dict) -> None:
         self.rows[(row["overrides"], row["seed"])] = row
@@ -151,10 +138,8 @@ class Evidence:
 
     def write(self) -> None:
         text = csv_text(list(self.rows.values()))
-        for path, content in ((self.csv, text), (self.md, render(self.sweep, list(csv.DictReader(io.StringIO(text)))))):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with temporary_for(path) as tmp:  # a reader never sees half a file
-                tmp.write_text(content)
+        plain_rows.write_text(self.csv, text)
+        plain_rows.write_text(self.md, render(self.sweep, list(csv.DictReader(io.StringIO(text)))))
 
 
 # ---------------------------------------------------------------------------------------------

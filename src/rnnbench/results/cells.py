@@ -77,16 +77,6 @@ def statistics_text(result: ClaimResult) -> str:
     return ""
 
 
-def verdict_label(result: ClaimResult) -> str:
-    """The verdict with its scope: ``contradicted, in our setting (reference row ...)``; a gated
-    verdict with its reason."""
-    if result.gate is not None and result.verdict == result.gate.kind:
-        return result.gate.label()
-    if result.scope is not None and result.verdict in verdicts.STATISTICAL:
-        return f"{result.verdict}, {result.scope.label()}"
-    return result.verdict
-
-
 def verdict_cell(result: ClaimResult, status_note: bool = True) -> str:
     d = result.decision
     parts = []
@@ -127,8 +117,7 @@ def choice_text(result: ClaimResult) -> str:
     cells = []
     for value, cell in choice.cells if result.verdict != verdicts.NOT_RUN else []:  # not run: its note names the cells
         shown = effect_cell(cell)
-        gated = cell.gate is not None and cell.verdict == cell.gate.kind
-        cells.append(f"{value} (`{cell.claim['better']}` vs `{cell.claim['worse']}`) {cell.gate.label() if gated else cell.verdict}"
+        cells.append(f"{value} (`{cell.claim['better']}` vs `{cell.claim['worse']}`) {cell.label()}"
                      + (f", {shown}" if shown != "–" else ""))
     outside = choices.outside_text(result)
     outside = "" if outside in result.note else outside  # a claim without runs in its cells says it in its note

@@ -117,7 +117,7 @@ def outside_text(result) -> str:
     better, worse = outside.compared or (result.claim["better"], result.claim["worse"])
     d = outside.decision
     statistics = f" (the statistics say {d.statistical})" if d is not None and d.statistical != outside.verdict else ""
-    return f"outside the paper's cells (`{better}` vs `{worse}`, alone at 95%): {outside.verdict}{statistics}{_effect(outside)}"
+    return f"outside the paper's cells (`{better}` vs `{worse}`, alone at 95%): {outside.label()}{statistics}{_effect(outside)}"
 
 
 def cells_text(result) -> str:

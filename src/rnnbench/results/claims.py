@@ -53,6 +53,15 @@ class ClaimResult:
     scope: gates.Scope | None = None  # an accuracy claim's verdict: about the paper, or in our setting (parity)
     choice: choices.Choice | None = None  # a choice the paper leaves open: the claim decided in each of its cells
 
+    def label(self) -> str:
+        """The verdict with what it is about: ``contradicted, in our setting (reference row ...)``;
+        a gated verdict with its reason; any other verdict as it is."""
+        if self.gate is not None and self.verdict == self.gate.kind:
+            return self.gate.label()
+        if self.scope is not None and self.verdict in verdicts.STATISTICAL:
+            return f"{self.verdict}, {self.scope.label()}"
+        return self.verdict
+
 
 def load_claims(table: str) -> list[dict]:
     """The table's claims, checked: a malformed claim is one line naming its file and id."""
