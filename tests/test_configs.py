@@ -34,7 +34,9 @@ ENCODERS = known_encoders()
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 # Tasks smoke-run on their fixture even though the real files are here: tokenising the whole
 # corpus would take minutes of every CI run; their reader tests check every real file.
-FIXTURE_TASKS = {"race": "tests/data/test_race.py parses and checks all 27,933 real RACE files"}
+FIXTURE_TASKS = {"race": "tests/data/test_race.py parses and checks all 27,933 real RACE files",
+                 "imdb": "tests/data/test_imdb.py reads all 50,000 real reviews (untokenised) and tokenises the fixtures"}
+FIXTURE_OVERRIDES = {"imdb": ["task.reader.dev_size=4"]}  # the fixture's 16 training reviews cannot give 2,500 to dev
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
 # Tasks on the user's own files name no file by default: the smoke runs give them their fixture's.
 OWN_DATA = {
@@ -161,10 +163,10 @@ def test_smoke_run(task, encoder, reads_data, tmp_path, request, monkeypatch):
     cfg = compose_config(overrides)  # paths.data_dir reads RNNBENCH_DATA
     reader = build_reader(cfg.task.reader)
     assert reads_data == bool(reader.files or reader.hub_id or cfg.embedding.path), f"{task}: _reads_data_folder is wrong"
-    if reader.files and (task in FIXTURE_TASKS or any(not p.exists() for p in reader.input_paths(Path(cfg.paths.data_dir)))):
-        # a dataset absent from the development data: its fixture in the original format
+    if task in FIXTURE_TASKS or (reader.files and any(not p.exists() for p in reader.input_paths(Path(cfg.paths.data_dir)))):
+        # a dataset absent from the development data, or too slow to tokenise whole: its fixture in the original format
         monkeypatch.setenv("RNNBENCH_DATA", str(FIXTURE_DATA))
-        cfg = compose_config(overrides)
+        cfg = compose_config([*overrides, *FIXTURE_OVERRIDES.get(task, [])])
         assert all(p.exists() for p in reader.input_paths(FIXTURE_DATA)), f"{task}: neither real nor fixture files"
     if "hidden_size" in cfg.encoder:  # small encoders: this checks wiring, not learning
         cfg.encoder.hidden_size = 16

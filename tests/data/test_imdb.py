@@ -84,6 +84,18 @@ def test_packed_files_are_preferred(tmp_path):
     assert {r["id"] for split in splits.values() for r in split} == {"train/pos/5_8", "test/neg/0_2"}
 
 
+@pytest.mark.parametrize("write", [write_folder, write_packed])
+def test_labels_read_without_tokenising_are_the_records_ids_and_labels(tmp_path, write):
+    root = write(tmp_path)
+    splits = ImdbReader(dev_size=2).load(root)
+    assert ImdbReader(dev_size=2).read_labels(root) == {
+        split: [{"id": r["id"], "label": r["label"]} for r in records] for split, records in splits.items()}
+
+
+def test_labels_of_absent_files_are_left_to_the_records_reader(tmp_path):
+    assert ImdbReader().read_labels(tmp_path) is None  # load() then names the files or tries the hub copy
+
+
 def test_dev_split_is_deterministic(tmp_path):
     root = write_folder(tmp_path)
     dev = [r["id"] for r in ImdbReader(dev_size=2).load(root)["dev"]]

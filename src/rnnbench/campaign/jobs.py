@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import functools
 import json
+from pathlib import Path
 
 from omegaconf import OmegaConf
 
@@ -70,8 +71,10 @@ def majority_of(cfg) -> float | None:
     if key not in _MAJORITY:
         from rnnbench.data.prepare import build_reader, load_splits
 
-        dev = load_splits(build_reader(cfg.task.reader), cfg.paths.data_dir, cfg.paths.cache_dir)["dev"]
-        _MAJORITY[key] = patience.task_baseline(cfg.task, dev)
+        reader = build_reader(cfg.task.reader)
+        # the baseline reads labels: a reader that has them without tokenising gives them so
+        splits = reader.read_labels(Path(cfg.paths.data_dir)) or load_splits(reader, cfg.paths.data_dir, cfg.paths.cache_dir)
+        _MAJORITY[key] = patience.task_baseline(cfg.task, splits["dev"])
     return _MAJORITY[key]
 
 

@@ -60,6 +60,12 @@ class Reader:
         Treebank tokens every word-level reader here gives, or the corpus' own tokens are."""
         return treebank_tokenize(text)
 
+    def read_labels(self, root: Path) -> Splits | None:
+        """The splits' records with their ids and labels only, for checks that read no tokens (the
+        majority-class baseline), where that is much cheaper than ``read_files`` (no tokenising of a
+        large corpus); None where it is not, or the files are absent: then read the records."""
+        return None
+
     def missing_inputs(self, root: Path) -> list[Path]:
         return [p for p in self.input_paths(root) if not p.exists()]
 
