@@ -4,7 +4,6 @@ under the patience rule. Nothing here trains."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -30,12 +29,18 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
 @functools.lru_cache(maxsize=None)
 def _composed(experiment: str, job: protocol.Job, extra: tuple[str, ...]):
     # Interpolations (the data folder's RNNBENCH_DATA) stay unresolved here: resolved where they are read.
-    overrides = [f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra]
-    if job.dropout is None:
-        return compose_config(overrides)
-    # a p of the dropout grid: where it goes depends on the composed encoder (campaign/dropout.py)
-    own = _composed(experiment, dataclasses.replace(job, dropout=None), extra)
-    return compose_config([*overrides, *dropout_overrides(own, job.dropout)])
+    if any(o.split("=")[0].lstrip("+~") in ("seed", "trainer.lr") for o in extra):  # the caller's seed or rate wins
+        overrides = [f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra]
+        own = compose_config(overrides)
+        return own if job.dropout is None else compose_config([*overrides, *dropout_overrides(own, job.dropout)])
+    # The seed and the rate are plain values: set on the encoder's composition (composed once for all its
+    # jobs), they give the config the command-line overrides give.
+    overrides = [f"experiment={experiment}", f"encoder={job.encoder}", *extra]
+    cfg = compose_config(overrides)
+    if job.dropout is not None:  # a p of the dropout grid: where it goes depends on the composed encoder (campaign/dropout.py)
+        cfg = compose_config([*overrides, *dropout_overrides(cfg, job.dropout)])
+    cfg.seed, cfg.trainer.lr = job.seed, job.lr
+    return cfg
 
 
 def finished(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
