@@ -59,6 +59,17 @@ def test_the_direction_holding_at_every_rung_reads_the_chosen_rungs_verdict():
     assert choices.cells_text(result).startswith("setting: rung 0 ")
 
 
+def test_a_claim_without_the_reference_row_reads_the_reference_row_at_its_rung():
+    """RCRN > 3L-BiLSTM: the parity gate's BiLSTM is not one of the claim's rows; at rung 3 it is
+    the BiLSTM of rung 3 (here 1 point from the paper's 95.8), not rung 0's (6 points below)."""
+    claim = next(c for c in load_claims(TABLE) if c["id"] == "rcrn-beats-3l-bilstm")
+    rows = (_rows("rcrn", "", 91.0) + _rows("3l_bilstm", "", 89.0) + _rows("bilstm", "", 89.4)
+            + _rows("rcrn", "rung3", 95.5) + _rows("3l_bilstm", "rung3", 94.0) + _rows("bilstm", "rung3", 94.4))
+    rung0, rung3 = (cell for _, cell in evaluate(TABLE, claim, rows, []).choice.cells)
+    assert "reference row bilstm -6.0" in rung0.scope.why
+    assert "reference row bilstm (ours: bilstm/rung3) -1.0" in rung3.scope.why and rung3.scope.kind == "about the paper"
+
+
 def test_opposite_directions_depend_on_the_setting():
     result = evaluate(TABLE, _claim(), _evidence((91.0, 89.0), (92.0, 95.0)), [])
     assert [cell.verdict for _, cell in result.choice.cells] == [verdicts.REPRODUCED, verdicts.CONTRADICTED]

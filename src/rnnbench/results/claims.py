@@ -273,15 +273,15 @@ def _with_open_choice(table: str, registry: dict, claim: dict, open_choice: dict
     return result
 
 
-def _in_cell(table: str, registry: dict, claim: dict, better: str, worse: str) -> dict:
+def _in_cell(table: str, registry: dict, claim: dict, better: str, worse: str, others: dict[str, str] | None = None) -> dict:
     """The claim on other rows (an open choice's cell, a rung of the table's settings): the same
-    column and the paper's numbers of the claim's own rows; ``cell_of`` maps the claim's rows to the
-    cell's, so the parity gate reads the cell's reference row."""
+    column and the paper's numbers of the claim's own rows; ``cell_of`` maps the claim's rows (and
+    ``others``: a rung's reference rows) to the cell's, so the parity gate reads the cell's reference row."""
     where = f"paper_numbers/{table}.yaml"
     named = {side: (_paper_row(registry, claim, side, where) or {}).get("model") for side in ("better", "worse")}
     paper_rows = {**{s: m for s, m in named.items() if m}, **(claim.get("paper_rows") or {})}
     return {**claim, "better": better, "worse": worse, "paper_rows": paper_rows,
-            "cell_of": {claim["better"]: better, claim["worse"]: worse}}
+            "cell_of": {**(others or {}), claim["better"]: better, claim["worse"]: worse}}
 
 
 def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, rows: list[dict],
@@ -294,9 +294,12 @@ def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, 
               and all(split_row(settings.row_at(claim[side], rung)) in ran for side in ("better", "worse"))]
     if not higher:
         return own
+    references = list((registry.get("reference") or {}).get("rows") or [])  # the parity gate's rows, read at the rung too
     cells = [("rung 0", own)] + [
         (f"rung {rung}", _gated(table, _in_cell(table, registry, claim, settings.row_at(claim["better"], rung),
-                                                 settings.row_at(claim["worse"], rung)), rows, items, confidence, counts, floors))
+                                                 settings.row_at(claim["worse"], rung),
+                                                 {name: settings.row_at(name, rung) for name in references}),
+                                rows, items, confidence, counts, floors))
         for rung in higher]
     result = ClaimResult(table, claim, paper_values(table, claim), (None, None), compared=(claim["better"], claim["worse"]))
     entry = settings.declared(registry)
