@@ -87,6 +87,14 @@ def test_the_csv_and_the_markdown_are_written_together_and_read_back(tmp_path):
     assert (tmp_path / "regime_ladder.runs.csv").read_text() == text
 
 
+def test_a_rung_with_a_seed_not_run_yet_says_so_and_is_not_the_closest():
+    rows = [row(0, 1, 85.0, 90.0), row(0, 2, 86.0, 89.0), row(1, 1, 86.0, 95.0)]
+    page = ladder_page.render(rows).splitlines()
+    assert "(seed 2 not run yet)" in next(line for line in page if line.startswith("| 1 |"))
+    assert "(seed" not in next(line for line in page if line.startswith("| 0 |"))
+    assert "Closest to the paper: rung 0 " in "\n".join(page)  # rung 1's one seed is nearer the paper, but one seed
+
+
 def test_a_smoke_run_is_never_averaged():
     rows = [row(0, 1, 85.0, 90.0), row(0, 2, 86.0, 89.0), row(1, 1, 20.0, 30.0, status="smoke"), row(1, 2, 20.0, 30.0, status="smoke")]
     line = next(line for line in ladder_page.render(rows).splitlines() if line.startswith("| 1 |"))

@@ -67,6 +67,7 @@ class Step:
     cpu: float
     gpu: float
     left_out: str  # the runs not averaged, by status ("1 did not train"), or ""
+    unrun: tuple[int, ...] = ()  # the seeds with no run at this rung yet (its mean is the others')
 
     @property
     def gap(self) -> float | None:
@@ -86,8 +87,9 @@ def step_of(rung: int, rows: list[dict], paper: dict[str, float], adds: str) -> 
     test, dev = column_means(chosen, "test"), column_means(chosen, "dev")
     shared = [c for c in sorted(test) if c in paper]
     cpu, gpu = hours([r for r in rows if r["rung"] == str(rung)])
+    unrun = tuple(seed for seed in SEEDS if chosen and not any(int(r["seed"]) == seed for r in chosen))
     return Step(rung, adds, _mean([dev[c] for c in shared if c in dev]), _mean([test[c] for c in shared]),
-                _mean([paper[c] for c in shared]), len(shared), cpu, gpu, left_out(chosen))
+                _mean([paper[c] for c in shared]), len(shared), cpu, gpu, left_out(chosen), unrun)
 
 
 def left_out(rows: list[dict]) -> str:
@@ -151,6 +153,7 @@ def render_reference(table: str, reference: str, rows: list[dict]) -> list[str]:
         ran = s.cpu or s.gpu or s.test is not None
         note = f" (not averaged: {s.left_out})" if s.left_out else ""
         partial = f" ({s.columns} of {len(columns)} columns)" if s.test is not None and s.columns < len(columns) else ""
+        partial += f" (seed {', '.join(map(str, s.unrun))} not run yet)" if s.test is not None and s.unrun else ""
         lines.append(f"| {s.rung} | {s.adds}{note}{partial} | {_fmt(s.dev)} | {_fmt(s.test)} | {_fmt(s.paper)} | {_fmt(s.gap, True)} | "
                      + (timing.hours_cell(s.cpu, s.gpu) if ran else "") + " |")
     lines += ["", closest_line(steps, registry, reference, columns), ""]
@@ -165,9 +168,9 @@ def render_reference(table: str, reference: str, rows: list[dict]) -> list[str]:
 def closest_line(steps: list[Step], registry: dict, reference: str, columns: list[str]) -> str:
     """The rung nearest the paper among those with a test mean in every column, against the parity
     gate's margin (the larger of 2 points and twice the paper's printed std)."""
-    whole = [s for s in steps if s.gap is not None and s.columns == len(columns)]
+    whole = [s for s in steps if s.gap is not None and s.columns == len(columns) and not s.unrun]
     if not whole:
-        return "Closest to the paper: no rung has a test mean in every column yet."
+        return "Closest to the paper: no rung has a test mean in every column and on every seed yet."
     best = min(whole, key=lambda s: (abs(s.gap), s.rung))
     paper_row = gates._paper_row(registry, reference)
     margin = max(gates.margin_of(registry.get("reference") or {}, paper_row, c) for c in columns)
