@@ -29,17 +29,17 @@ def job_config(experiment: str, job: protocol.Job, extra: list[str]):
 @functools.lru_cache(maxsize=None)
 def _composed(experiment: str, job: protocol.Job, extra: tuple[str, ...]):
     # Interpolations (the data folder's RNNBENCH_DATA) stay unresolved here: resolved where they are read.
-    if any(o.split("=")[0].lstrip("+~") in ("seed", "trainer.lr") for o in extra):  # the caller's seed or rate wins
-        overrides = [f"experiment={experiment}", f"encoder={job.encoder}", f"seed={job.seed}", f"trainer.lr={job.lr!r}", *extra]
-        own = compose_config(overrides)
-        return own if job.dropout is None else compose_config([*overrides, *dropout_overrides(own, job.dropout)])
-    # The seed and the rate are plain values: set on the encoder's composition (composed once for all its
-    # jobs), they give the config the command-line overrides give.
     overrides = [f"experiment={experiment}", f"encoder={job.encoder}", *extra]
-    cfg = compose_config(overrides)
+    cfg = compose_config(overrides)  # composed once for all the encoder's jobs
     if job.dropout is not None:  # a p of the dropout grid: where it goes depends on the composed encoder (campaign/dropout.py)
         cfg = compose_config([*overrides, *dropout_overrides(cfg, job.dropout)])
-    cfg.seed, cfg.trainer.lr = job.seed, job.lr
+    # The seed and the rate are plain values: set here, they give the config the command line's
+    # `seed=` and `trainer.lr=` give; a caller's own override of either wins, as it would there after them.
+    named = {o.split("=")[0].lstrip("+~") for o in extra}
+    if "seed" not in named:
+        cfg.seed = job.seed
+    if "trainer.lr" not in named:
+        cfg.trainer.lr = job.lr
     return cfg
 
 
