@@ -121,3 +121,18 @@ def test_the_ladders_tables_and_data_settings_come_from_the_registry_and_the_con
     train_all = ladder_rungs.paper_data_of("rcrn_table8_trecqa_ap")
     assert train_all.overrides == ("task=trecqa",) and train_all.needs == "trecqa/castorini_format/train-all/b.toks"
     assert ladder_rungs.paper_data_of("rcrn_table5") is None and ladder_rungs.paper_data_of("no_such_experiment") is None
+
+
+def test_a_rung_with_finished_runs_prices_the_rest_from_them(tmp_path, monkeypatch, capsys):
+    """RCRN Table 3's BiLSTM at rung 4 was priced at 0.11 CPU h a run (rung 0's price times the work
+    per epoch) and took 0.65 (14 epochs, where rung 3's runs took 6): once a rung has finished runs,
+    they price the rest of it."""
+    target = _target("rcrn_table5", "bilstm")
+    evidence = ladder.Evidence(tmp_path)
+    evidence.add([row(0, 1, 85.0, 90.0, hours="0.0100"), row(0, 2, 86.0, 89.0, hours="0.0100"),
+                  row(1, 1, 86.0, 92.0, hours="0.0500", run="r1-seed1")])
+    monkeypatch.setattr(ladder, "is_finished", lambda run, extra, ladder: run.rung == 1 and run.seed == 1)
+    assert ladder.plan([target], [1, 2], (), evidence, "cpu", tmp_path) == 0
+    lines = {line.split()[2]: line for line in capsys.readouterr().out.splitlines() if line.startswith("rcrn_table5")}
+    assert lines["1"].split()[3:7] == ["2", "1", "1", "0.05"] and "priced from its 1 finished run(s)" in lines["1"]
+    assert lines["2"].split()[6] == "0.01" and "priced from" not in lines["2"]  # no run of its own: rung 0's price

@@ -575,6 +575,36 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     assert (None, None) == tuple(line["per_run"] for line in module.plan(plans, [], None))
 
 
+def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that_rung(monkeypatch, tmp_path, capsys):
+    """RCRN Table 3 at rung 2 (every encoder, no run yet) was "no CPU estimate yet"; rung 0's price
+    would mislead (a rung-4 BiLSTM run cost 33 times a rung-0 one). The ladder's BiLSTM runs at the
+    rung price it, times each encoder's cost over the BiLSTM's in the committed rung-0 runs."""
+    from rnnbench.compose import compose_config
+    from rnnbench.campaign import pricing
+
+    module = _module()
+    header = "model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["BiLSTM,bilstm,,SST-2,accuracy,100.0,1,s1-aaa,0.8,36.0,10,cpu,AMD EPYC",  # rung 0: 0.1 CPU h
+            "RCRN,rcrn,,SST-2,accuracy,100.0,1,s1-bbb,0.8,108.0,10,cpu,AMD EPYC"]  # rung 0: 3 times the BiLSTM
+    (tmp_path / "rcrn_table3.csv").write_text(header + "\n".join(rows) + "\n")
+    ladder = ["table,reference,experiment,encoder,variant,rung,status,cpu_hours,run",
+              "rcrn_table3,bilstm,rcrn_table3,bilstm,,2,trained,0.2,r2-a",
+              "rcrn_table3,bilstm,rcrn_table3,bilstm,,2,trained,0.4,r2-b",
+              "rcrn_table3,bilstm,rcrn_table3,bilstm,,3,trained,5.0,r3-a"]  # another rung: not this price
+    (tmp_path / "regime_ladder.runs.csv").write_text("\n".join(ladder) + "\n")
+    committed = evidence.CommittedEvidence(tmp_path / "rcrn_table3.csv", tmp_path / "rcrn_table3.items.csv.gz")
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    base = compose_config(["experiment=rcrn_table3_rung2", f"paths.results_dir={tmp_path}"])
+    bilstm, rcrn, deep = module.plan([ExperimentPlan("rcrn_table3_rung2", base, ["bilstm", "rcrn", "3l_bilstm"])], [], committed)
+    assert bilstm["per_run"] == pytest.approx(0.3) and rcrn["per_run"] == pytest.approx(0.9)
+    assert deep["per_run"] is None  # no committed rung-0 run of the 3L-BiLSTM to scale by: unknown, as before
+    module.print_plan([bilstm, rcrn])
+    assert "0.9+" in capsys.readouterr().out
+    assert pricing.rung_of("ap_rung3") == ("ap", 3) and pricing.rung_of("rung2") == ("", 2) and pricing.rung_of("ap") == ("ap", 0)
+
+
 def _dev_rising_as_the_rate_falls(job):
     """A selection run's record whose dev accuracy keeps improving as the rate falls."""
     return {"dev": {"accuracy": 0.5 - job.lr}, "seconds_per_epoch": 60.0, "epochs_run": 10, "hardware": {"device": "cpu"}}

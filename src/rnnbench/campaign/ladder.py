@@ -255,9 +255,10 @@ class Evidence:
 # Planning and running
 
 
-def price_per_run(target: Target, rows: list[dict], device: str) -> float | None:
-    """Rung 0's mean hours per run, from its runs on ``device`` ("cpu", "cuda"); None where it has none."""
-    runs = {r["run"]: r for r in rows if r["rung"] == "0" and of_target(r, target)
+def price_per_run(target: Target, rows: list[dict], device: str, rung: int = 0) -> float | None:
+    """A rung's mean hours per run (rung 0's by default), from its runs on ``device`` ("cpu",
+    "cuda"); None where it has none."""
+    runs = {r["run"]: r for r in rows if r["rung"] == str(rung) and of_target(r, target)
             and (r["device"] or "cpu").split(":")[0] == device}.values()
     key = "gpu_hours" if device == "cuda" else "cpu_hours"
     values = [float(r[key]) for r in runs if r[key]]
@@ -320,9 +321,13 @@ def plan(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladder
                 print(f"{target.experiment:28} {target.reference:10} {rung:>4}  not built ({NO_DATA_OPTION})")
                 continue
             done = 0 if pending else sum(1 for run in runs if is_finished(run, extra, ladder))
-            per_run = None if price is None else price * rung_factor(target, rung)
             left = len(runs) - done
-            notes = []
+            # A rung's own finished runs price the rest of it: rung 4's factor is the work per epoch,
+            # and RCRN Table 3's BiLSTM ran 14 epochs there where rung 3's ran 6 (0.65 CPU h, not 0.11).
+            measured = price_per_run(target, rows, device, rung) if done else None
+            per_run = measured if measured is not None else None if price is None else price * rung_factor(target, rung)
+            at_most = bound and measured is None
+            notes = [f"priced from its {done} finished run(s)"] if measured is not None and left else []
             if pending:
                 notes.append("p from rung 2 (not chosen yet)")
             if missing := missing_data(target, rung, Path(str(run_config(runs[0], extra).paths.data_dir))):
@@ -332,7 +337,7 @@ def plan(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladder
                 notes.append(f"rung 0 has no {device} run to price it: not in the total")
             elif not missing:
                 total += per_run * left
-            if per_run is not None and bound:
+            if per_run is not None and at_most:
                 notes.append(f"at most: rung 0 has no {device} run of the row, priced as the experiment's cheapest other row")
             cost = "?" if per_run is None else f"{per_run:.2g}"
             rest = "?" if per_run is None else f"{per_run * left:.2f}"

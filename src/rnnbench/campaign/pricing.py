@@ -3,10 +3,14 @@ deadline (``--until``). Prices come from finished runs of the same model (and da
 same kind of device."""
 from __future__ import annotations
 
+import csv
 import datetime
 import hashlib
 import json
+import re
+import statistics
 import time
+from pathlib import Path
 
 from omegaconf import OmegaConf
 
@@ -145,6 +149,7 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent, "keys": keys, "left_out": str(base.table.not_run),
                           "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
+                          "table": str(base.table.name), "results_dir": str(base.paths.results_dir),
                           "started": started_runs(experiment, [j for j, r in records if not is_done(r)], extra),
                           "rerun": sum(1 for _, r in records if r is not None and not is_done(r)),
                           "refused": [] if gate is None or gate.off() else gate.known_failures(experiment, enc, extra, base),
@@ -157,8 +162,46 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data])
+        line["from_ladder"] = False
+        if line["per_run"] is None:
+            line["per_run"] = priced_from_ladder(line, committed)
+            line["from_ladder"] = line["per_run"] is not None
         line["to_run"] = line["total"] - line["finished"]
     return lines
+
+
+RUNG_VARIANT = re.compile(r"^(.*?)_?rung(\d)$")
+
+
+def rung_of(variant: str) -> tuple[str, int]:
+    """A row's variant at rung 0 and its rung of the regime ladder: "ap_rung3" -> ("ap", 3), "" -> ("", 0)."""
+    match = RUNG_VARIANT.match(variant)
+    return (match.group(1), int(match.group(2))) if match else (variant, 0)
+
+
+def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None) -> float | None:
+    """A table re-run at a rung of the regime ladder before any of its runs: the ladder's runs of
+    the reference row at that rung (results/regime_ladder.runs.csv, the same experiment), times this
+    encoder's CPU hours over the reference row's in the table's committed runs at rung 0. At rung 4
+    a run of RCRN Table 3's BiLSTM cost 33 times one at rung 0, so rung 0's price would mislead.
+    None where the ladder has no CPU run there or rung 0 has no committed run of either encoder."""
+    variant, rung = rung_of(line["variant"])
+    path = Path(line["results_dir"]) / "regime_ladder.runs.csv"
+    if not rung or not path.exists() or DEADLINE.device not in (None, "cpu"):
+        return None
+    experiment = re.sub(r"_rung\d$", "", line["experiment"])
+    with path.open(newline="") as f:
+        runs = {r["run"]: r for r in csv.DictReader(f) if (r["table"], r["experiment"], r["variant"], r["rung"]) ==
+                (line["table"], experiment, variant, str(rung)) and r["status"] == "trained" and r["cpu_hours"]}
+    if not runs:
+        return None
+    reference = next(iter(runs.values()))["encoder"]
+    at_rung0 = committed_costs(committed, {(enc, variant, line["threads"]) for enc in (reference, line["encoder"])})
+    own, of_reference = at_rung0[(line["encoder"], variant, line["threads"])], at_rung0[(reference, variant, line["threads"])]
+    if not own or not of_reference:
+        return None
+    ratio = statistics.fmean(own) / statistics.fmean(of_reference)
+    return statistics.fmean(float(r["cpu_hours"]) for r in runs.values()) * ratio
 
 
 def cpu_hours(record: dict, threads: int) -> float | None:
@@ -188,7 +231,8 @@ def print_plan(lines: list[dict]) -> None:
     print(f"{'experiment':{width}} {'encoder':12} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
     total, unknown = 0.0, []
     for line in lines:
-        per_run = "?" if line["per_run"] is None else f"{line['per_run']:.2g}" + ("*" if line.get("other_data") else "")
+        per_run = "?" if line["per_run"] is None else (f"{line['per_run']:.2g}" + ("*" if line.get("other_data") else "")
+                                                       + ("+" if line.get("from_ladder") else ""))
         rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
         print(f"{line['experiment']:{width}} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}"
               + ("  left out of the campaign (table.not_run): not in the total" if line.get("left_out") else "")
@@ -217,3 +261,6 @@ def print_plan(lines: list[dict]) -> None:
     if any(line.get("other_data") and line["to_run"] and not line.get("left_out") for line in lines):
         print("*: priced from the same model's runs on other data (another domain; with none here, the same "
               "encoder's committed runs in the table); its cost scales with the size of this experiment's training data")
+    if any(line.get("from_ladder") and line["to_run"] for line in lines):
+        print("+: priced from the regime ladder's runs of the reference row at this rung, times this encoder's cost over the "
+              "reference row's at rung 0 (the table's committed runs); the epochs a run takes can differ between encoders")
