@@ -12,6 +12,8 @@
 - ``ladder``: the regime ladder, each complete-data table's reference row on rungs toward the
   paper's setting (``rnnbench ladder``), with ``ladder_rungs`` (what each rung adds) and
   ``ladder_page`` (results/regime_ladder.md from its CSV).
+- ``sweep``: a declared mechanism sweep (``rnnbench sweep``), with ``sweep_rule`` and ``sweep_page``;
+  ``one_run``: a run of the ladder or a sweep trained, its outcome said in one line.
 
 Submodules are imported where used (``from rnnbench.campaign.make import make_table``): the
 package itself imports nothing, so the configs' reader (``definitions``) stays cheap to load.

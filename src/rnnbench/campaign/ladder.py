@@ -23,7 +23,6 @@ import functools
 import io
 import statistics
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +32,8 @@ from rnnbench.campaign.jobs import job_config
 from rnnbench.campaign.ladder_page import hours, render
 from rnnbench.campaign.ladder_rungs import (CHAR_COST, DEFAULT_RUNGS, DROPOUTS, NO_DATA_OPTION, RUNGS, SEEDS, SMOKE, TABLES,
                                             PaperData, chosen_dropout, paper_data_of, rung_overrides, sort_key)
-from rnnbench.errors import RnnbenchError, RunInProgress
+from rnnbench.campaign.one_run import train_and_say
+from rnnbench.errors import RnnbenchError
 from rnnbench.results import evidence, gates, plain_rows, timing
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import RECORD, is_partial, read_record
@@ -400,8 +400,6 @@ def climb_rung(target: Target, rung: int, extra: tuple[str, ...], ladder: Eviden
 
 def ensure(run: Run, extra: tuple[str, ...], ladder: Evidence, deadline: pricing.Deadline, count: str) -> int:
     """One run's rows: read back where it finished (its folder, else the CSV), else trained now."""
-    from rnnbench.run import train  # the trainer, which --plan and --no-run never load
-
     cfg = run_config(run, extra)
     folder = run_dir(cfg)
     what = (f"{count} {run.target.experiment}: {run.target.reference} rung {run.rung}"
@@ -416,15 +414,9 @@ def ensure(run: Run, extra: tuple[str, ...], ladder: Evidence, deadline: pricing
         return 0
     earlier = record is not None
     if record is None:
-        print(f"{what}: training ({' '.join(run.overrides)}) in {folder}", flush=True)
-        try:
-            record = train(cfg)
-        except RunInProgress as exc:
-            print(f"{what}: skipped: {exc}", flush=True)
-            return 0
-        except RnnbenchError as exc:
-            print(f"{what}: error: {exc}", file=sys.stderr, flush=True)
-            return 1
+        record, failed = train_and_say(cfg, what, run.overrides, folder)
+        if record is None:
+            return failed
         deadline.note(key, record)
     rows = record_rows(run, record, folder)
     ladder.add(rows)

@@ -19,17 +19,16 @@ import csv
 import datetime
 import io
 import statistics
-import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from rnnbench.campaign import pricing, protocol
 from rnnbench.campaign.jobs import job_config
+from rnnbench.campaign.one_run import train_and_say
 from rnnbench.campaign.sweep_page import render
 from rnnbench.campaign.sweep_rule import DECLARATIONS, Sweep, load, stages
 from rnnbench.compose import compose_config
-from rnnbench.errors import RnnbenchError, RunInProgress
 from rnnbench.results import evidence, gates, plain_rows, timing
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import RECORD, is_partial, read_record
@@ -177,8 +176,6 @@ def run_sweep(name: str, *, mode: str = RUN, until: str | None = None, overrides
 
 def ensure(sweep: Sweep, cell, seed: int, stage: str, lr: float, extra, kept: Evidence, reference, deadline) -> int:
     """One run's row: read back where it finished, else trained now."""
-    from rnnbench.run import train  # the trainer, which --plan and --no-run never load
-
     cfg = run_config(sweep, cell, seed, lr, extra)
     folder = run_dir(cfg)
     what = f"{sweep.name}: {sweep.cell_name(cell)} seed {seed} ({stage})"
@@ -189,15 +186,9 @@ def ensure(sweep: Sweep, cell, seed: int, stage: str, lr: float, extra, kept: Ev
         if not deadline.allows(sweep.name):
             print(f"{what}: not started, would end after --until", flush=True)
             return 0
-        print(f"{what}: training ({' '.join(cell)}) in {folder}", flush=True)
-        try:
-            record = train(cfg)
-        except RunInProgress as exc:
-            print(f"{what}: skipped: {exc}", flush=True)
-            return 0
-        except RnnbenchError as exc:
-            print(f"{what}: error: {exc}", file=sys.stderr, flush=True)
-            return 1
+        record, failed = train_and_say(cfg, what, cell, folder)
+        if record is None:
+            return failed
         deadline.note(sweep.name, record)
     row = sweep_row(sweep, cell, stage, record, folder, reference)
     kept.add(row)
