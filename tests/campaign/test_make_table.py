@@ -602,7 +602,7 @@ def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that
     assert deep["per_run"] is None  # no committed rung-0 run of the 3L-BiLSTM to scale by: unknown, as before
     module.print_plan([bilstm, rcrn])
     assert "0.9+" in capsys.readouterr().out
-    assert pricing.rung_of("ap_rung3") == ("ap", 3) and pricing.rung_of("rung2") == ("", 2) and pricing.rung_of("ap") == ("ap", 0)
+    assert pricing.rung_of("ap_rung3") == ("ap", 3) and pricing.rung_of("rung2") == ("", 2) and pricing.rung_of("ap") == ("ap", 0) and pricing.rung_of("rcrn_table3_rung2") == ("rcrn_table3", 2)
 
 
 def _dev_rising_as_the_rate_falls(job):

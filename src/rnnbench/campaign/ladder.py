@@ -325,8 +325,10 @@ def plan(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladder
             # A rung's own finished runs price the rest of it: rung 4's factor is the work per epoch,
             # and RCRN Table 3's BiLSTM ran 14 epochs there where rung 3's ran 6 (0.65 CPU h, not 0.11).
             measured = price_per_run(target, rows, device, rung) if done else None
-            per_run = measured if measured is not None else None if price is None else price * rung_factor(target, rung)
-            at_most = bound and measured is None
+            if measured is not None:
+                per_run, at_most = measured, False
+            else:
+                per_run, at_most = (None if price is None else price * rung_factor(target, rung)), bound
             notes = [f"priced from its {done} finished run(s)"] if measured is not None and left else []
             if pending:
                 notes.append("p from rung 2 (not chosen yet)")

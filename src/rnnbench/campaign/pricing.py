@@ -174,7 +174,8 @@ RUNG_VARIANT = re.compile(r"^(.*?)_?rung(\d)$")
 
 
 def rung_of(variant: str) -> tuple[str, int]:
-    """A row's variant at rung 0 and its rung of the regime ladder: "ap_rung3" -> ("ap", 3), "" -> ("", 0)."""
+    """A row's variant (or an experiment's name) at rung 0 and its rung of the regime ladder:
+    "ap_rung3" -> ("ap", 3), "rcrn_table3_rung2" -> ("rcrn_table3", 2), "" -> ("", 0)."""
     match = RUNG_VARIANT.match(variant)
     return (match.group(1), int(match.group(2))) if match else (variant, 0)
 
@@ -189,7 +190,7 @@ def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None)
     path = Path(line["results_dir"]) / "regime_ladder.runs.csv"
     if not rung or not path.exists() or DEADLINE.device not in (None, "cpu"):
         return None
-    experiment = re.sub(r"_rung\d$", "", line["experiment"])
+    experiment = rung_of(line["experiment"])[0]  # rcrn_table3_rung2 -> rcrn_table3, the ladder's experiment
     with path.open(newline="") as f:
         runs = {r["run"]: r for r in csv.DictReader(f) if (r["table"], r["experiment"], r["variant"], r["rung"]) ==
                 (line["table"], experiment, variant, str(rung)) and r["status"] == "trained" and r["cpu_hours"]}
