@@ -1,5 +1,5 @@
 """Add the per-item scores of a table's scored subsets (MZU Table 6's HDS columns, DCU Table 1's
-RACE-M and RACE-H) to its committed results/<table>.items.csv.gz, derived from the full column's
+RACE-M and RACE-H) to its committed results/<table>.items.csv.xz, derived from the full column's
 committed items of the same runs (``rnnbench.results.subset_items``), each checked against the
 subset's committed score. Reads the test split from RNNBENCH_DATA (which items are in a subset).
 
@@ -23,7 +23,8 @@ from rnnbench.results.tables import column_metrics
 
 
 def derive(table: str, results: Path) -> int:
-    csv_path, items_path = results / f"{table}.csv", results / f"{table}.items.csv.gz"
+    csv_path = results / f"{table}.csv"
+    items_path = evidence.items_path(csv_path)
     rows = evidence.read_csv(csv_path, scaled=False)
     items = evidence.read_items(items_path, scaled=False)
     load = split_loader()

@@ -31,7 +31,7 @@ from rnnbench.errors import RnnbenchError
 from rnnbench.results import evidence
 from rnnbench.results.evidence_row import FORMAT
 
-EVIDENCE = (".csv", ".items.csv.gz", ".parameters.csv", ".superseded.csv")
+EVIDENCE = (".csv", evidence.ITEMS_SUFFIX, ".parameters.csv", ".superseded.csv")
 INPUTS = ("sanity.md", "floors.csv")  # what a table reads besides its evidence: the sanity verdicts, the floors
 
 

@@ -27,7 +27,7 @@ def migrate(table: str, results: Path) -> list[str]:
             continue
         write(path, [evidence.from_table_units(r, scale) for r in evidence.read_csv(path, scaled=False)])
         written.append(path.name)
-    items_path = results / f"{table}.items.csv.gz"
+    items_path = evidence.items_path(csv_path)  # or the .gz an earlier version wrote: read, replaced by the .xz
     items = evidence.read_items(items_path, scaled=False)
     if items and items[0].get("scale", "") == "":
         evidence.write_items(items_path, [{**i, "score": evidence.value_from_table_units(i["score"], scale), "scale": scale} for i in items])

@@ -517,9 +517,9 @@ def test_final_seeds_wait_for_the_selection_runs_only_when_a_rate_is_chosen(monk
     encoder = "lstm1" if experiment.startswith("fhe") else "bilstm"
     if waits:
         with pytest.raises(AssertionError, match="waited"):
-            module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz"))
+            module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.xz"))
     else:
-        assert module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")) == 0
+        assert module.run_missing(experiment, base, [encoder], [], evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.xz")) == 0
         assert started == [1, 2, 3]  # both selection seeds tried (locked: skipped), then the final seed
 
 
@@ -560,7 +560,7 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
             "BiLSTM,bilstm,,Baby,accuracy,100.0,3,s3-ccc,0.8,6.0,10,cuda,NVIDIA H100",  # another kind of device: not a CPU price
             "RCRN,rcrn,,Baby,accuracy,100.0,1,s1-ddd,0.8,360.0,10,cpu,Intel Xeon"]  # another encoder
     (tmp_path / "t.csv").write_text(header + "\n".join(rows) + "\n")
-    committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
     monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
@@ -592,7 +592,7 @@ def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that
               "rcrn_table3,bilstm,rcrn_table3,bilstm,,2,trained,0.4,r2-b",
               "rcrn_table3,bilstm,rcrn_table3,bilstm,,3,trained,5.0,r3-a"]  # another rung: not this price
     (tmp_path / "regime_ladder.runs.csv").write_text("\n".join(ladder) + "\n")
-    committed = evidence.CommittedEvidence(tmp_path / "rcrn_table3.csv", tmp_path / "rcrn_table3.items.csv.gz")
+    committed = evidence.CommittedEvidence(tmp_path / "rcrn_table3.csv", tmp_path / "rcrn_table3.items.csv.xz")
     monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
     monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
     monkeypatch.setattr(module.DEADLINE, "device", "cpu")
@@ -661,7 +661,7 @@ def _committed_run(module, tmp_path, experiment, job, curve, epochs_run, cap, st
            "selected_epoch": 1, "epoch_cap": cap, "epochs_run": epochs_run, "seconds_per_epoch": 10.0, "threads": 1,
            "device": "cpu", "dev_curve": ";".join(repr(v / 100) for v in curve), "run": module.run_dir(cfg).name, "status": status}
     evidence.write_csv(tmp_path / "t.csv", [row])
-    return evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    return evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
 
 
 def test_a_committed_run_the_patience_rule_would_change_is_marked_and_run_again(monkeypatch, tmp_path, capsys):
@@ -701,7 +701,7 @@ def test_a_run_folder_made_before_the_rule_is_reopened_to_train_on(monkeypatch, 
            "history": [{"dev_accuracy": 0.5}] * 5}
     (folder / "record.json").write_text(json.dumps(old))
     (folder / "done").touch()
-    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")
+    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.xz")
     assert module.finished("rcrn_table5", job, extra, committed)["status"] == "needs re-run"
     monkeypatch.setattr(module, "train", lambda cfg: {"dev": {"accuracy": 0.7}})
     assert module.ensure("rcrn_table5", job, extra, False, committed)["dev"]["accuracy"] == 0.7
@@ -790,7 +790,7 @@ def test_the_migration_rewrites_table_units_as_the_records_and_reads_back_as_wri
     header = "model,encoder,variant,dataset,metric,seed,lr,phase,reported,dev,test,dev_curve,run,majority\n"
     row = "BiLSTM,bilstm,,TREC,accuracy,1,0.001,select,no,90.2,91.00000000000001,40.1235;90.2,s1-aaa,21.28\n"
     (results / "rcrn_table5.csv").write_text(header + row)
-    evidence.write_items(results / "rcrn_table5.items.csv.gz",
+    evidence.write_items(results / "rcrn_table5.items.csv.xz",
                          [{"model": "BiLSTM", "variant": "", "dataset": "TREC", "seed": 1, "item": "4", "score": 100.0}])
     before = evidence.read_csv(results / "rcrn_table5.csv")[0]
     assert migrate(["rcrn_table5", "--results", str(results)]) == 0
@@ -798,6 +798,6 @@ def test_the_migration_rewrites_table_units_as_the_records_and_reads_back_as_wri
     assert stored["scale"] == 100.0 and abs(stored["dev"] - 0.902) < 1e-15 and abs(stored["majority"] - 0.2128) < 1e-15
     after = evidence.read_csv(results / "rcrn_table5.csv")[0]
     assert {k: after[k] for k in before} == before  # the same numbers, the same curve text
-    assert evidence.read_items(results / "rcrn_table5.items.csv.gz")[0]["score"] == 100.0
-    assert evidence.read_items(results / "rcrn_table5.items.csv.gz", scaled=False)[0]["score"] == 1.0
+    assert evidence.read_items(results / "rcrn_table5.items.csv.xz")[0]["score"] == 100.0
+    assert evidence.read_items(results / "rcrn_table5.items.csv.xz", scaled=False)[0]["score"] == 1.0
     assert migrate(["rcrn_table5", "--results", str(results)]) == 0  # a second time: nothing to do

@@ -124,9 +124,9 @@ def test_differences_name_dev_test_epoch_and_items_and_skip_rescored_columns(tmp
     assert reruns.differences(same, [row, rescored]) == []
 
     evidence.write_csv(tmp_path / "t.csv", [row])
-    evidence.write_items(tmp_path / "t.items.csv.gz", [{"model": "BiLSTM", "variant": "", "dataset": "TREC", "seed": 1, "item": str(i),
+    evidence.write_items(tmp_path / "t.items.csv.xz", [{"model": "BiLSTM", "variant": "", "dataset": "TREC", "seed": 1, "item": str(i),
                                                          "score": float(i % 2), "scale": 100.0} for i in range(4)])
-    committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
     items = reruns.committed_items(committed, committed.by_run[("bilstm", row["run"])], "TREC")
     assert items == {"0": 0.0, "1": 1.0, "2": 0.0, "3": 1.0}
     assert not reruns.items_differ(dict(items), items)

@@ -72,7 +72,7 @@ def test_make_table_starts_no_run_of_a_failing_row_unless_told_and_the_table_say
     monkeypatch.setattr(runner, "train", lambda cfg: trained.append(cfg) or {"dev": {}, "test": {}})
     from rnnbench.results import evidence
 
-    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.gz")
+    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.xz")
     job, extra = Job("bilstm", 1, 3e-3, "final"), [*gate_on, *SMALL]
     assert runner.ensure("synthetic_span_copy", job, extra, False, committed) is None and not trained
     assert "memorisation: 30% after 300 steps" in capsys.readouterr().out

@@ -62,7 +62,7 @@ def test_the_worked_example_runs_end_to_end(at_repo, tmp_path, capsys):
     code, stdout, stderr = run(argv, capsys)
     assert code == 0, stderr[-2000:]
     name = "text_classification_questions"
-    md, csv_path, items_path = (out / f"{name}{s}" for s in (".md", ".csv", ".items.csv.gz"))
+    md, csv_path, items_path = (out / f"{name}{s}" for s in (".md", ".csv", ".items.csv.xz"))
     assert md.exists() and csv_path.exists() and items_path.exists() and (out / "plots" / f"{name}.png").exists()
 
     rows = evidence.read_csv(csv_path)

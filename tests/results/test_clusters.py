@@ -31,10 +31,10 @@ def test_an_id_the_unit_does_not_fit_or_an_unknown_unit_is_one_line_error():
         clusters.cluster_labels("review", ["a"])
 
 
-@pytest.mark.parametrize("table", sorted(p.stem for p in REGISTRY.glob("*.yaml") if (RESULTS / f"{p.stem}.items.csv.gz").exists()))
+@pytest.mark.parametrize("table", sorted(p.stem for p in REGISTRY.glob("*.yaml") if (RESULTS / f"{p.stem}.items.csv.xz").exists()))
 def test_every_committed_item_parses_under_its_tables_unit(table):
     unit = paper_table(table).get("item_unit", clusters.ITEM)
-    ids = sorted({i["item"] for i in evidence.read_items(RESULTS / f"{table}.items.csv.gz")})
+    ids = sorted({i["item"] for i in evidence.read_items(RESULTS / f"{table}.items.csv.xz")})
     labels = clusters.cluster_labels(unit, ids)
     if unit not in (clusters.ITEM, clusters.QUESTION):
         assert len(set(labels)) < len(ids)  # a declared unit that groups nothing is a wrong declaration

@@ -3,7 +3,7 @@ ledger are exactly what the committed evidence gives today.
 
 Each table is regenerated as ``rnnbench table NAME --no-run`` makes it (its experiment configs
 define it: ``rnnbench.campaign.definitions``; with its figure), from a copy of its committed evidence
-(``<table>.csv``, ``.items.csv.gz``, ``.parameters.csv``, ``.superseded.csv``) into a temporary
+(``<table>.csv``, ``.items.csv.xz``, ``.parameters.csv``, ``.superseded.csv``) into a temporary
 folder, with no run folders; every file written there must equal the committed one byte for byte,
 and a file the committed results do not have is one ``make_table`` would leave untracked. RCRN
 Table 10 (``rcrn_table10*``) is not here: ``scripts/bench_cost.py`` writes it while it measures,
@@ -25,7 +25,7 @@ from rnnbench.results import floors, ledger
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
-EVIDENCE = (".csv", ".items.csv.gz", ".parameters.csv", ".superseded.csv")
+EVIDENCE = (".csv", ".items.csv.xz", ".parameters.csv", ".superseded.csv")
 
 
 COMMITTED = [t for t in tables() if (RESULTS / f"{t}.md").exists() and t not in benchmarks()]

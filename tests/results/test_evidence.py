@@ -12,17 +12,17 @@ def _row(run: str, seed: int, dataset: str = "SST-5") -> dict:
 
 
 def test_a_missing_csv_and_an_empty_one_are_told_apart(tmp_path):
-    missing = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    missing = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
     assert not missing.found and missing.by_run == {}
     write_csv(tmp_path / "t.csv", [])
     assert (tmp_path / "t.csv").read_text().strip() == ",".join(FIELDS)
-    empty = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    empty = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
     assert empty.found and empty.by_run == {}
 
 
 def test_a_committed_run_stands_in_for_its_record_and_unused_runs_are_listed(tmp_path):
     write_csv(tmp_path / "t.csv", [_row("s1-aaa", 1), _row("s2-bbb", 2), _row("s2-bbb", 2, dataset="other")])
-    committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
     assert sorted(committed.by_run) == [("bilstm", "s1-aaa"), ("bilstm", "s2-bbb")]
     record = committed.record("bilstm", "s1-aaa")
     assert record["dev"] == {"accuracy": 0.41} and record["epochs_run"] == 7 and record["committed"]
@@ -40,7 +40,7 @@ def test_another_experiments_columns_are_carried_over_as_committed(tmp_path):
     """Assembling one experiment of a two-experiment table (MZU Table 6's restaurants) keeps the
     other's rows: they are outside its (dataset, variant) scope, not dropped."""
     write_csv(tmp_path / "t.csv", [_row("s1-aaa", 1, dataset="Restaurant"), _row("s1-bbb", 1, dataset="Laptop")])
-    committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz")
+    committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
     rows, _ = committed.outside({("Restaurant", "")})
     assert [r["run"] for r in rows] == ["s1-bbb"]
     assert committed.unused() == ["s1-aaa"]
@@ -70,7 +70,7 @@ def test_evidence_files_are_replaced_whole_never_written_in_place(tmp_path, monk
 
     from rnnbench.results.evidence import read_csv, read_items, write_items, write_parameter_counts
 
-    csv_path, items_path, counts_path = tmp_path / "t.csv", tmp_path / "t.items.csv.gz", tmp_path / "t.parameters.csv"
+    csv_path, items_path, counts_path = tmp_path / "t.csv", tmp_path / "t.items.csv.xz", tmp_path / "t.parameters.csv"
     opened_for_writing = []
     real_open = builtins.open
 
@@ -88,8 +88,53 @@ def test_evidence_files_are_replaced_whole_never_written_in_place(tmp_path, monk
     monkeypatch.undo()
     assert opened_for_writing and not {csv_path.name, items_path.name, counts_path.name} & set(opened_for_writing)
     assert read_csv(csv_path)[0]["run"] == "s1-aaa" and read_items(items_path)[0]["score"] == 100.0
-    assert items_path.read_bytes()[10:].startswith(b"t.items.csv\x00")  # the gzip header's name: the same bytes from any process
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.items.csv.gz", "t.parameters.csv"]
+    assert items_path.read_bytes().startswith(b"\xfd7zXZ\x00")  # xz, which stores no file name: the same bytes from any process
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.items.csv.xz", "t.parameters.csv"]
+
+
+ITEMS = [{"model": "BiLSTM", "variant": "", "dataset": "SST-5", "seed": seed, "item": str(i), "score": float((i + seed) % 2),
+          "scale": 100.0} for seed in (2, 1) for i in range(40)]
+
+
+def test_the_same_items_give_the_same_bytes_whatever_the_file_and_process(tmp_path, monkeypatch):
+    """Regenerated evidence is compared byte for byte with the committed file: nothing of the name
+    it is written under, the temporary file's (the process id) or the time may reach the bytes."""
+    import os
+
+    from rnnbench.results.evidence import write_items
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    write_items(tmp_path / "a" / "t.items.csv.xz", ITEMS)
+    monkeypatch.setattr(os, "getpid", lambda: 4242)  # another temporary file name
+    write_items(tmp_path / "b" / "other.items.csv.xz", list(reversed(ITEMS)))
+    assert (tmp_path / "a" / "t.items.csv.xz").read_bytes() == (tmp_path / "b" / "other.items.csv.xz").read_bytes()
+
+
+def _old_gzip(path: Path, text: str) -> None:
+    """An items file as earlier versions wrote it: the same CSV, gzipped with its name and time 0 in the header."""
+    import gzip
+
+    with open(path, "wb") as raw, gzip.GzipFile(path.name, "wb", fileobj=raw, mtime=0) as gz:
+        gz.write(text.encode())
+
+
+def test_an_items_file_of_an_earlier_version_gzipped_is_read_with_the_same_numbers(tmp_path):
+    """Comparison folders written before the items files were xz hold ``<name>.items.csv.gz``: asked
+    for the .xz, both readers read that one, number for number; writing the .xz replaces it."""
+    import lzma
+
+    from rnnbench.results.evidence import items_path, read_item_scores, read_items, write_items
+
+    new, old = tmp_path / "new" / "t.items.csv.xz", tmp_path / "old" / "t.items.csv.xz"
+    new.parent.mkdir(), old.parent.mkdir()
+    write_items(new, ITEMS)
+    _old_gzip(old.with_name("t.items.csv.gz"), lzma.decompress(new.read_bytes()).decode())
+    assert items_path(old.with_name("t.csv")) == old and not old.exists()
+    for scaled in (True, False):
+        assert read_items(old, scaled) == read_items(new, scaled) and len(read_items(old, scaled)) == len(ITEMS)
+    assert read_item_scores(old)._rows == read_item_scores(new)._rows and read_item_scores(old).of("SST-5", "BiLSTM", "")[2]["3"] == 100.0
+    write_items(old, ITEMS)
+    assert sorted(p.name for p in old.parent.iterdir()) == ["t.items.csv.xz"] and old.read_bytes() == new.read_bytes()
 
 
 def test_rows_keep_the_records_values_and_read_back_in_table_units(tmp_path):
@@ -109,7 +154,7 @@ def test_rows_keep_the_records_values_and_read_back_in_table_units(tmp_path):
     shown = read_csv(tmp_path / "t.csv")[0]
     assert (shown["dev"], shown["test"], shown["majority"]) == (0.43214 * 100, 0.41234567 * 100, 0.2128 * 100)
     assert shown["dev_curve"] == "40.1235;43.214"
-    write_items(tmp_path / "t.items.csv.gz", [{"model": "BiLSTM", "variant": "", "dataset": "SST-5", "seed": 1, "item": "3",
+    write_items(tmp_path / "t.items.csv.xz", [{"model": "BiLSTM", "variant": "", "dataset": "SST-5", "seed": 1, "item": "3",
                                               "score": 1.0, "scale": 100.0}])
-    assert read_items(tmp_path / "t.items.csv.gz")[0]["score"] == 100.0
-    assert read_items(tmp_path / "t.items.csv.gz", scaled=False)[0]["score"] == 1.0
+    assert read_items(tmp_path / "t.items.csv.xz")[0]["score"] == 100.0
+    assert read_items(tmp_path / "t.items.csv.xz", scaled=False)[0]["score"] == 1.0

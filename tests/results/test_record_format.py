@@ -56,7 +56,7 @@ def test_a_record_of_a_newer_format_is_refused_in_one_line_and_left_in_place(tmp
 def test_the_committed_stand_in_reads_by_key_as_a_record_does(tmp_path):
     row = {**evidence.evidence_rows(OLD, "BiLSTM", None, {"SST-5": "accuracy"}, 100.0, "final", True)[0], "status": "trained"}
     evidence.write_csv(tmp_path / "t.csv", [row])
-    run = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.gz").record("bilstm", "s1-abc123")
+    run = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz").record("bilstm", "s1-abc123")
     assert isinstance(run, CommittedRun) and run.dev == {"accuracy": 0.43} and run.epoch_cap == 50
     assert run["dev"] == {"accuracy": 0.43} and run.get("status") == "trained" and run.get("hardware", {}) == {}
     assert {**run, "status": "did not train"}["committed"] is True

@@ -49,7 +49,7 @@ def test_from_predictions_restricts_a_subset_metric(tmp_path):
     assert len(subset_items.from_predictions(path, "accuracy", TASK, RECORDS)) == 9
 
 
-@pytest.mark.parametrize("table", sorted(p.name.split(".")[0] for p in RESULTS.glob("*.items.csv.gz")))
+@pytest.mark.parametrize("table", sorted(p.name.split(".")[0] for p in RESULTS.glob("*.items.csv.xz")))
 def test_committed_item_scores_average_to_their_runs_scores(table):
     """Every (column, row, seed) of a committed item file averages to its run's test score, so a
     claim decided on items reads the runs the table reports (ranking columns: the mean of per-question
@@ -57,7 +57,7 @@ def test_committed_item_scores_average_to_their_runs_scores(table):
     rows = {(r["dataset"], r["model"], r["variant"], int(r["seed"])): float(r["test"])
             for r in evidence.read_csv(RESULTS / f"{table}.csv", scaled=False) if r.get("reported") == "yes"}
     sums: dict[tuple, list[float]] = defaultdict(list)
-    for item in evidence.read_items(RESULTS / f"{table}.items.csv.gz", scaled=False):
+    for item in evidence.read_items(RESULTS / f"{table}.items.csv.xz", scaled=False):
         sums[(item["dataset"], item["model"], item["variant"], int(item["seed"]))].append(float(item["score"]))
     assert sums
     for key, scores in sums.items():

@@ -58,10 +58,10 @@ def write_comparison(root: Path) -> Path:
             items += [{"model": encoder, "variant": "", "dataset": column, "seed": seed, "item": f"questions.csv:{i + 2}", "score": score,
                        "scale": 100.0} for i, score in enumerate(scores)]
     evidence.write_csv(folder / f"{COMPARISON}.csv", rows)
-    evidence.write_items(folder / f"{COMPARISON}.items.csv.gz", items)
+    evidence.write_items(folder / f"{COMPARISON}.items.csv.xz", items)
     table = paper_table(COMPARISON)
     report.render(COMPARISON, table, table_title(table, ["accuracy"], ", %"), [column], evidence.read_csv(folder / f"{COMPARISON}.csv"),
-                  evidence.read_items(folder / f"{COMPARISON}.items.csv.gz"), {"bilstm", "rcrn"}, [], folder, 1, False, None, "accuracy")
+                  evidence.read_items(folder / f"{COMPARISON}.items.csv.xz"), {"bilstm", "rcrn"}, [], folder, 1, False, None, "accuracy")
     return root
 
 

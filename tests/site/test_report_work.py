@@ -28,7 +28,7 @@ def results(tmp_path) -> Path:
     """Evidence of two tables: RCRN Table 2 with per-item scores, Table 10 on the CPU and the GPU."""
     rows = _accuracy_rows()
     evidence.write_csv(tmp_path / "rcrn_table2.csv", rows)
-    evidence.write_items(tmp_path / "rcrn_table2.items.csv.gz", _items(rows))
+    evidence.write_items(tmp_path / "rcrn_table2.items.csv.xz", _items(rows))
     evidence.write_csv(tmp_path / "rcrn_table10.csv", _timing_rows("cpu", "Test CPU", {"bilstm": 100.0, "rcrn": 180.0, "3l_bilstm": 200.0}))
     evidence.write_csv(tmp_path / "rcrn_table10_cuda.csv", _timing_rows("cuda", "Test GPU", {"bilstm": 5.0, "rcrn": 8.0, "3l_bilstm": 10.0}))
     return tmp_path
@@ -71,7 +71,7 @@ def test_the_site_decides_each_claim_once_parses_each_registry_file_once_and_loo
     evaluated = {key: n for (name, key), n in calls.items() if name == "evaluate"}
     assert evaluated and max(evaluated.values()) == 1 and len(evaluated) <= len(views)
     read = {key: n for (name, key), n in calls.items() if name == "read_item_scores"}
-    assert read["rcrn_table2.items.csv.gz"] == 1 and max(read.values()) == 1  # each table's file once (absent ones: none)
+    assert read["rcrn_table2.items.csv.xz"] == 1 and max(read.values()) == 1  # each table's file once (absent ones: none)
     looked_up = {key: n for (name, key), n in calls.items() if name == "experiments_of"}
     assert looked_up and max(looked_up.values()) == 1  # once per table, not once per claim
     assert len({v.table for v in views}) < len(views)  # (tables with several claims: the count above means something)
@@ -90,11 +90,11 @@ def test_a_registry_read_from_the_cache_cannot_be_changed_by_its_caller():
 def test_grouped_item_scores_hold_what_read_items_reads(tmp_path):
     rows = _accuracy_rows()
     items = _items(rows)
-    path = tmp_path / "t.items.csv.gz"
+    path = tmp_path / "t.items.csv.xz"
     evidence.write_items(path, list(reversed(items)))
     grouped, listed = evidence.read_item_scores(path), evidence.ItemScores(evidence.read_items(path))
     assert grouped._rows == listed._rows and grouped.of("SST-5", "rcrn", "")[1]
-    assert not evidence.read_item_scores(tmp_path / "absent.items.csv.gz") and grouped.of("SST-5", "nope", "") == {}
+    assert not evidence.read_item_scores(tmp_path / "absent.items.csv.xz") and grouped.of("SST-5", "nope", "") == {}
     # A claim decided on the list and on the grouped scores alike.
     claim = next(c for c in claims_mod.load_claims("rcrn_table2") if c["column"] == "SST-5" and c.get("quantity", "test") == "test")
     on_list = claims_mod.evaluate("rcrn_table2", claim, rows, evidence.read_items(path))

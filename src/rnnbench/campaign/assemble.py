@@ -238,7 +238,8 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
     first = plans[0][1]
     name = first.table.name
     out_dir = Path(first.paths.results_dir)
-    csv_path, items_path = out_dir / f"{name}.csv", out_dir / f"{name}.items.csv.gz"
+    csv_path = out_dir / f"{name}.csv"
+    items_path = evidence.items_path(csv_path)
     # Assemble from whatever has finished now (a parallel copy may have finished more), through the
     # evidence CSV: the table is always rendered from the CSV, so the committed CSV regenerates it.
     replaced: list[tuple[list[dict], str]] = []  # committed rows a re-run with other numbers replaces (--replace-committed)

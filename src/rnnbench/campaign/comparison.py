@@ -10,7 +10,7 @@ the sanity gate, the learning rate chosen on dev over the selection seeds with t
 rule, the final seeds, the pricing of ``--plan``, and the table written from its evidence, with
 each encoder's comparison against the baseline decided under Holm's correction over the pairs
 (``rnnbench.results.comparison``). What it writes goes to ``comparisons/<name>/`` (``--out``),
-in the formats of ``results/`` (``<name>.md``, ``.tex``, ``.csv``, ``.items.csv.gz``,
+in the formats of ``results/`` (``<name>.md``, ``.tex``, ``.csv``, ``.items.csv.xz``,
 ``plots/<name>.png``), with the majority-class floors of its column (``floors.csv``).
 """
 from __future__ import annotations
@@ -63,7 +63,8 @@ class Comparison:
 
     def files(self) -> list[Path]:
         """What the table writes: the table, every run's evidence, the per-item test scores."""
-        return [self.out / f"{self.name}{suffix}" for suffix in (".md", ".csv", ".items.csv.gz")]
+        csv_path = self.out / f"{self.name}.csv"
+        return [self.out / f"{self.name}.md", csv_path, evidence.items_path(csv_path)]
 
 
 def quoted(value: str) -> str:
@@ -258,5 +259,5 @@ def summary(comparison: Comparison) -> list[str]:
 
     csv_path = comparison.out / f"{comparison.name}.csv"
     rows = evidence.read_csv(csv_path) if csv_path.exists() else []
-    items = evidence.read_item_scores(comparison.out / f"{comparison.name}.items.csv.gz")
+    items = evidence.read_item_scores(evidence.items_path(csv_path))
     return reading.summary(comparison.name, paper_table(comparison.name), rows, items, floors.read_floors(comparison.out))

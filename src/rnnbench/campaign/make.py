@@ -65,7 +65,7 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
     out_dir = Path(first.paths.results_dir)
     csv_path = out_dir / f"{name}.csv"
-    committed = evidence.CommittedEvidence(csv_path, out_dir / f"{name}.items.csv.gz")
+    committed = evidence.CommittedEvidence(csv_path, evidence.items_path(csv_path))
     # Said up front: a results_dir without the committed CSV (a scratch folder) means every
     # committed run is trained again.
     if committed.by_run:

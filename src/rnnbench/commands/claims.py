@@ -1,7 +1,7 @@
 """``rnnbench claims``: write results/claims.md, the claims ledger: every paper claim with ours and a
 verdict (the rule: docs/verdicts.md), decided once (``results.decisions``).
 
-Reads only the committed evidence (results/<table>.csv, .items.csv.gz and .parameters.csv) and the
+Reads only the committed evidence (results/<table>.csv, .items.csv.xz and .parameters.csv) and the
 registry (src/rnnbench/results/paper_numbers/); a table without evidence is "not run", or "data
 missing" when its experiments' dataset files are absent from RNNBENCH_DATA (``campaign.data_status``).
 """

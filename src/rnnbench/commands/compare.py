@@ -25,7 +25,7 @@ resume: stop it and start it again at will.
 
 The arguments after the options are Hydra overrides, as for rnnbench train (the task, its data, sizes,
 embedding=random ...), the same for every run. It writes comparisons/NAME/ (NAME: the task and the
-data file's stem, or --name): NAME.md (the table and the comparison), NAME.csv (every run), NAME.items.csv.gz
+data file's stem, or --name): NAME.md (the table and the comparison), NAME.csv (every run), NAME.items.csv.xz
 (each test item's score), NAME.tex, plots/NAME.png and floors.csv; rnnbench report shows it.
 docs/compare.md says how to read the verdicts."""
 

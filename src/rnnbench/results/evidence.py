@@ -2,8 +2,8 @@
 the per-item test scores the paired bootstrap needs.
 
 ``results/<table>.csv`` holds every run of the table's protocol (the learning-rate
-selection runs too, marked by ``phase``); ``results/<table>.items.csv.gz`` holds, for
-the runs the table reports, each test item's score. A table is rendered from these
+selection runs too, marked by ``phase``); ``results/<table>.items.csv.xz`` (``items_path``) holds,
+for the runs the table reports, each test item's score. A table is rendered from these
 files alone, so it can be regenerated (and checked) without the runs.
 
 Values are stored as the run's record has them (accuracy 0.432, not 43.2), with the table's
@@ -29,6 +29,7 @@ import csv
 import gzip
 import io
 import json
+import lzma
 import math
 from pathlib import Path
 
@@ -233,23 +234,63 @@ def item_scores(predictions: Path, metric: str) -> dict[str, float] | None:
     return None
 
 
+# Per-item scores are an xz-compressed CSV. Deflate (gzip) pays for every row, though each run repeats
+# the same item ids in the same order (its 32 KiB window never reaches the previous run's rows): the
+# largest table's file passed 1 MiB as gzip, about five times what LZMA, whose window spans runs, makes of it.
+ITEMS_SUFFIX = ".items.csv.xz"
+LEGACY_ITEMS_SUFFIX = ".items.csv.gz"  # written by earlier versions: still read (``items_path``'s sibling)
+# Fixed, so that the same rows give the same bytes (xz stores no file name or time). Presets 0 to 5
+# left that largest file at 0.5 to 0.75 MB: measure before lowering it.
+XZ_PRESET = 6
+XZ_MAGIC = b"\xfd7zXZ\x00"
+
+
+def items_path(csv_path: Path) -> Path:
+    """``<table>.items.csv.xz`` beside ``<table>.csv``: the per-item scores of its reported runs."""
+    return csv_path.with_name(f"{csv_path.stem}{ITEMS_SUFFIX}")
+
+
+def legacy_items_path(path: Path) -> Path | None:
+    """The gzipped file an earlier version wrote in place of the items file ``path`` (None for a path
+    not named ``<name>.items.csv.xz``)."""
+    return path.with_name(path.name[:-len(ITEMS_SUFFIX)] + LEGACY_ITEMS_SUFFIX) if path.name.endswith(ITEMS_SUFFIX) else None
+
+
 def write_items(path: Path, rows: list[dict]) -> None:
-    """Gzipped CSV with a fixed header time, so the same evidence gives the same bytes."""
+    """The rows as an xz-compressed CSV, sorted, at a fixed preset: the same evidence gives the same
+    bytes. A gzipped file of an earlier version beside it is removed: it is replaced."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, ITEM_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in sorted(rows, key=lambda r: (r["dataset"], r["model"], r["variant"], int(r["seed"]), r["item"])):
         writer.writerow({k: _fmt(row.get(k, "")) for k in ITEM_FIELDS})
-    # The header names the file itself, not the temporary one it is written through.
-    with temporary_for(path) as tmp, open(tmp, "wb") as raw, gzip.GzipFile(path.name, "wb", fileobj=raw, mtime=0) as gz:
-        gz.write(buffer.getvalue().encode())
+    data = lzma.compress(buffer.getvalue().encode(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=XZ_PRESET)
+    with temporary_for(path) as tmp:
+        tmp.write_bytes(data)
+    legacy = legacy_items_path(path)
+    if legacy is not None and legacy.exists():  # a folder holds one version of its scores, never two that differ
+        legacy.unlink()
+
+
+def _open_items(path: Path):
+    """The items file ``path`` as text, or None where there is none. Asked for ``<name>.items.csv.xz``
+    where only an earlier version's ``<name>.items.csv.gz`` exists (a comparison folder written
+    before), that one; each file is decompressed as its first bytes say it was written."""
+    if not path.exists():
+        path = legacy_items_path(path)
+        if path is None or not path.exists():
+            return None
+    with open(path, "rb") as raw:
+        xz = raw.read(len(XZ_MAGIC)) == XZ_MAGIC
+    return (lzma.open if xz else gzip.open)(path, "rt", newline="")
 
 
 def read_items(path: Path, scaled: bool = True) -> list[dict]:
     """Per-item scores: in table units (``scaled``: the score times the row's ``scale``), else as stored."""
-    if not path.exists():
+    handle = _open_items(path)
+    if handle is None:
         return []
-    with gzip.open(path, "rt", newline="") as handle:
+    with handle:
         items = []
         for r in csv.DictReader(handle):
             scale = float(r["scale"]) if r.get("scale") else ""
@@ -288,9 +329,10 @@ def grouped_items(items: list[dict] | ItemScores) -> ItemScores:
 def read_item_scores(path: Path) -> ItemScores:
     """``read_items`` grouped by row, the same numbers (scores and seeds parsed alike)."""
     scores = ItemScores()
-    if not path.exists():
+    handle = _open_items(path)
+    if handle is None:
         return scores
-    with gzip.open(path, "rt", newline="") as handle:
+    with handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:

@@ -369,7 +369,7 @@ def render(name: str, table: dict, title: str, columns: list[str], rows: list[di
     notes = [*notes, *untrained_lines(rows), *collapsed_lines(rows), *selection_lines(rows, digits, select_metric)]
     if rows:
         notes.append(f"Per-run evidence: [{name}.csv]({name}.csv) (every run of the protocol, one row per run and column)"
-                     + (f", per-item test scores {name}.items.csv.gz" if items else "") + ".")
+                     + (f", per-item test scores {name}{evidence.ITEMS_SUFFIX}" if items else "") + ".")
     if paper:
         notes.append(PAPER_NOTE)
     md_text = markdown(title, table_rows, [], columns, paper)

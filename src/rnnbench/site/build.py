@@ -39,7 +39,7 @@ from rnnbench.site.html import VERDICT_COLOURS, slug
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 MARKER = ".rnnbench-report"  # marks a folder this command wrote, so --out never empties anything else
-COPIED = ("*.csv", "*.csv.gz", "*.tex", "plots/*.png")
+COPIED = ("*.csv", "*.csv.xz", "*.tex", "plots/*.png")  # *.csv.xz: the per-item scores
 DEVICES = {"": "CPU", "_cuda": "GPU"}
 
 
@@ -210,7 +210,7 @@ def _claim_plot(view: ClaimView, out: Path) -> str | None:
 
 
 def _evidence_links(table: str, copied: set[str], root: str) -> list[tuple[str, str]]:
-    names = [(f"{table}.csv", "evidence CSV (one row per run and column)"), (f"{table}.items.csv.gz", "per-item test scores"),
+    names = [(f"{table}.csv", "evidence CSV (one row per run and column)"), (f"{table}{evidence.ITEMS_SUFFIX}", "per-item test scores"),
              (f"{table}.parameters.csv", "parameter counts from the configs"), (f"{table}.superseded.csv", "superseded runs"),
              (f"{table}_cuda.csv", "evidence on the GPU"), (f"{table}.tex", "LaTeX table")]
     return [(f"{label}: {name}", f"{root}results/{name}") for name, label in names if name in copied]

@@ -13,9 +13,11 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnnbench.results import evidence
 from rnnbench.site import markdown, pages
 
-COPIED = ("*.csv", "*.csv.gz", "*.tex", "plots/*.png")
+# The per-item scores: .items.csv.xz, or .items.csv.gz in a folder an earlier version wrote.
+COPIED = ("*.csv", "*.csv.xz", "*.csv.gz", "*.tex", "plots/*.png")
 
 
 @dataclass
@@ -80,7 +82,7 @@ def _copy(folder: Path, target: Path) -> set[str]:
 
 
 def _curves(csv_path: Path, target: Path) -> str | None:
-    from rnnbench.results import evidence, figures
+    from rnnbench.results import figures
 
     rows = evidence.read_csv(csv_path)
     columns = sorted({r["dataset"] for r in rows})
@@ -108,7 +110,8 @@ def write(found: list[Found], out: Path) -> None:
 
         body = markdown.to_html((comparison.folder / f"{comparison.name}.md").read_text(), link, skip_title=True)
         files = [(f"{label}: {name}", name) for name, label in
-                 ((f"{comparison.name}.csv", "evidence CSV (one row per run)"), (f"{comparison.name}.items.csv.gz", "per-item test scores"),
+                 ((f"{comparison.name}.csv", "evidence CSV (one row per run)"), (f"{comparison.name}{evidence.ITEMS_SUFFIX}", "per-item test scores"),
+                  (f"{comparison.name}{evidence.LEGACY_ITEMS_SUFFIX}", "per-item test scores"),
                   (f"{comparison.name}.tex", "LaTeX table")) if name in copied]
         (target / "index.html").write_text(pages.comparison_page(comparison.title, body, curves, files))
     (out / "comparisons" / "index.html").write_text(pages.comparisons_index(
