@@ -17,9 +17,8 @@ from pathlib import Path
 from rnnbench.campaign.definitions import experiments_of
 from rnnbench.compose import compose_config
 from rnnbench.errors import RnnbenchError
-from rnnbench.results import evidence, subset_items
-from rnnbench.campaign.floors import split_loader
-from rnnbench.results.tables import column_metrics
+from rnnbench.campaign.assemble import scored_subset_items
+from rnnbench.results import evidence
 
 
 def derive(table: str, results: Path) -> int:
@@ -27,15 +26,8 @@ def derive(table: str, results: Path) -> int:
     items_path = evidence.items_path(csv_path)
     rows = evidence.read_csv(csv_path, scaled=False)
     items = evidence.read_items(items_path, scaled=False)
-    load = split_loader()
-    added: list[dict] = []
-    for experiment in experiments_of(table):
-        cfg = compose_config([f"experiment={experiment}"])
-        columns = {c: str(m) for c, m in column_metrics(cfg.table, cfg).items()}
-        if not any(subset_items.parent_column(columns, c, cfg.task) for c in columns):
-            continue
-        splits, _ = load(cfg)
-        added += subset_items.derived_rows(rows, items + added, columns, cfg.task, splits["test"], str(csv_path))
+    cfgs = [compose_config([f"experiment={experiment}"]) for experiment in experiments_of(table)]
+    added = scored_subset_items(cfgs, rows, items, str(csv_path))
     if added:
         evidence.write_items(items_path, items + added)
     print(f"{table}: {len(added)} item scores of scored subsets added to {items_path}")

@@ -63,3 +63,23 @@ def test_committed_item_scores_average_to_their_runs_scores(table):
     for key, scores in sums.items():
         assert key in rows, f"{table}: items of {key} but no reported run"
         assert math.fsum(scores) / len(scores) == pytest.approx(rows[key], abs=1e-6), f"{table}: {key}"
+
+
+@pytest.mark.parametrize("table", ["mzu_table6", "dcu_table1"])
+def test_every_reported_subset_row_has_its_items(table):
+    """A claim on a subset column is decided on seeds and items, as every other claim: a reported
+    row of a subset column (HDS, RACE's levels) whose run has full-column items has subset items too
+    (the table writer derives them: ``campaign.assemble.scored_subset_items``)."""
+    items = {(i["dataset"], i["model"], i["variant"], int(i["seed"]))
+             for i in evidence.read_items(RESULTS / f"{table}.items.csv.xz", scaled=False)}
+    parents = {"Laptop-HDS/accuracy_mean": "Laptop-DS/accuracy_mean", "Restaurant-HDS/accuracy_mean": "Restaurant-DS/accuracy_mean",
+               "RACE-M": "RACE", "RACE-H": "RACE"}
+    missing = []
+    for r in evidence.read_csv(RESULTS / f"{table}.csv", scaled=False):
+        parent = parents.get(r["dataset"])
+        if r.get("reported") != "yes" or parent is None:
+            continue
+        key = (r["dataset"], r["model"], r["variant"], int(r["seed"]))
+        if (parent, *key[1:]) in items and key not in items:
+            missing.append(key)
+    assert not missing, f"{table}: subset rows without items: {missing[:5]}"

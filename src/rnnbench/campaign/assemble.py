@@ -10,7 +10,7 @@ from pathlib import Path
 from rnnbench.errors import RnnbenchError
 from rnnbench.campaign.definitions import claimed_parameter_counts, table_spec
 from rnnbench.campaign import protocol
-from rnnbench.results import dropout_choice, evidence, patience, settings
+from rnnbench.results import dropout_choice, evidence, patience, settings, subset_items
 from rnnbench.results import table_page as report
 from rnnbench.results.identity import run_dir
 from rnnbench.results.records import PREDICTIONS, read_record
@@ -19,6 +19,7 @@ from rnnbench.results.openness import accuracy_vs_openness
 from rnnbench.results.rate_choice import no_columns
 from rnnbench.results.tables import column_metrics, model_name, table_title
 from rnnbench.campaign import deviations, reruns
+from rnnbench.campaign.floors import split_loader
 from rnnbench.campaign.jobs import job_config, with_status
 from rnnbench.campaign.rates import chosen_dropout, known_choice
 
@@ -228,6 +229,24 @@ def stale_runs(plans, rows: list[dict]) -> list[str]:
     return stale
 
 
+def scored_subset_items(cfgs, rows: list[dict], items: list[dict], where: str) -> list[dict]:
+    """Item rows for the reported rows of a scored subset's column (MZU Table 6's HDS, RACE's levels)
+    that have none: a run's predictions score the subset only as one number, so its items are its
+    full column's, restricted to the subset's (``subset_items.derived_rows``, checked against that
+    number). Stored units, as ``rows`` and ``items``. The test split is read only where a row lacks them."""
+    have = {(i["dataset"], i["model"], i["variant"], int(i["seed"])) for i in items}
+    load, added = split_loader(), []
+    for cfg in cfgs:
+        columns = {c: str(m) for c, m in column_metrics(cfg.table, cfg).items()}
+        subsets = {c for c in columns if subset_items.parent_column(columns, c, cfg.task)}
+        if not any(r["dataset"] in subsets and r.get("reported") == "yes"
+                   and (r["dataset"], r["model"], r["variant"], int(r["seed"])) not in have for r in rows):
+            continue
+        splits, _ = load(cfg)
+        added += subset_items.derived_rows(rows, items + added, columns, cfg.task, splits["test"], where)
+    return added
+
+
 def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, built: set[str], run: bool,
           sanity) -> int:
     """Write the table of ``plans`` (every experiment of one table: (name, composed config, encoders))
@@ -254,6 +273,7 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
         evidence.write_csv(csv_path, rows)
         for old_rows, why in replaced:
             reruns.record_superseded(superseded, old_rows, today, why)
+        items += scored_subset_items([cfg for _, cfg, _ in plans], rows, items, str(csv_path))
         if items:
             evidence.write_items(items_path, items)
         dropped = committed.unused()
