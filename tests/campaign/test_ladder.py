@@ -95,6 +95,15 @@ def test_a_rung_with_a_seed_not_run_yet_says_so_and_is_not_the_closest():
     assert "Closest to the paper: rung 0 " in "\n".join(page)  # rung 1's one seed is nearer the paper, but one seed
 
 
+def test_a_seed_missing_in_one_column_of_several_is_not_run_yet():
+    """Amazon's domains run one by one: a rung with both seeds in one column and one in another is
+    not yet a two-seed rung, whatever the other column has."""
+    rows = [row(0, s, 85.0, 90.0) for s in (1, 2)] + [{**row(0, s, 85.0, 90.0), "column": "TREC-b", "run": f"b{s}"} for s in (1, 2)]
+    rows += [row(1, 1, 86.0, 95.0), row(1, 2, 86.0, 95.0), {**row(1, 1, 86.0, 95.0), "column": "TREC-b", "run": "b1-r1"}]
+    line = next(line for line in ladder_page.render(rows).splitlines() if line.startswith("| 1 |"))
+    assert "(seed 2 not run yet)" in line
+
+
 def test_a_smoke_run_is_never_averaged():
     rows = [row(0, 1, 85.0, 90.0), row(0, 2, 86.0, 89.0), row(1, 1, 20.0, 30.0, status="smoke"), row(1, 2, 20.0, 30.0, status="smoke")]
     line = next(line for line in ladder_page.render(rows).splitlines() if line.startswith("| 1 |"))

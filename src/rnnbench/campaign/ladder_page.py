@@ -67,7 +67,7 @@ class Step:
     cpu: float
     gpu: float
     left_out: str  # the runs not averaged, by status ("1 did not train"), or ""
-    unrun: tuple[int, ...] = ()  # the seeds with no run at this rung yet (its mean is the others')
+    unrun: tuple[int, ...] = ()  # the seeds with no run at this rung yet in some column (its mean is the others')
 
     @property
     def gap(self) -> float | None:
@@ -87,7 +87,9 @@ def step_of(rung: int, rows: list[dict], paper: dict[str, float], adds: str) -> 
     test, dev = column_means(chosen, "test"), column_means(chosen, "dev")
     shared = [c for c in sorted(test) if c in paper]
     cpu, gpu = hours([r for r in rows if r["rung"] == str(rung)])
-    unrun = tuple(seed for seed in SEEDS if chosen and not any(int(r["seed"]) == seed for r in chosen))
+    # A seed missing in any column (Amazon's domains run one by one): the rung's mean is not yet both seeds'.
+    ran = {(r["column"], int(r["seed"])) for r in chosen}
+    unrun = tuple(seed for seed in SEEDS if any((c, seed) not in ran for c in {r["column"] for r in chosen}))
     return Step(rung, adds, _mean([dev[c] for c in shared if c in dev]), _mean([test[c] for c in shared]),
                 _mean([paper[c] for c in shared]), len(shared), cpu, gpu, left_out(chosen), unrun)
 
