@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from rnnbench.campaign.definitions import experiments_of
+from rnnbench.compose import compose_config
 from rnnbench.results import evidence, subset_items
+from rnnbench.results.tables import column_metrics
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 TASK = OmegaConf.create({"metrics": ["accuracy"], "metric_subsets": {"hds": {"hds": True}}})
@@ -69,17 +72,19 @@ def test_committed_item_scores_average_to_their_runs_scores(table):
 def test_every_reported_subset_row_has_its_items(table):
     """A claim on a subset column is decided on seeds and items, as every other claim: a reported
     row of a subset column (HDS, RACE's levels) whose run has full-column items has subset items too
-    (the table writer derives them: ``campaign.assemble.scored_subset_items``)."""
-    items = {(i["dataset"], i["model"], i["variant"], int(i["seed"]))
-             for i in evidence.read_items(RESULTS / f"{table}.items.csv.xz", scaled=False)}
-    parents = {"Laptop-HDS/accuracy_mean": "Laptop-DS/accuracy_mean", "Restaurant-HDS/accuracy_mean": "Restaurant-DS/accuracy_mean",
-               "RACE-M": "RACE", "RACE-H": "RACE"}
-    missing = []
-    for r in evidence.read_csv(RESULTS / f"{table}.csv", scaled=False):
-        parent = parents.get(r["dataset"])
-        if r.get("reported") != "yes" or parent is None:
-            continue
-        key = (r["dataset"], r["model"], r["variant"], int(r["seed"]))
-        if (parent, *key[1:]) in items and key not in items:
-            missing.append(key)
+    (the table writer derives them: ``campaign.assemble.scored_subset_items``). The subset columns
+    and their parents come from the table's experiments, as the writer finds them."""
+    rows = evidence.read_csv(RESULTS / f"{table}.csv", scaled=False)
+    items = evidence.read_items(RESULTS / f"{table}.items.csv.xz", scaled=False)
+    have = {subset_items.row_key(i) for i in items}
+    missing, subsets = [], 0
+    for experiment in experiments_of(table):
+        cfg = compose_config([f"experiment={experiment}"])
+        columns = {c: str(m) for c, m in column_metrics(cfg.table, cfg).items()}
+        for row in subset_items.lacking(rows, items, columns, cfg.task):
+            parent = subset_items.parent_column(columns, row["dataset"], cfg.task)
+            if (parent, *subset_items.row_key(row)[1:]) in have:
+                missing.append(subset_items.row_key(row))
+        subsets += sum(subset_items.parent_column(columns, c, cfg.task) is not None for c in columns)
+    assert subsets, f"{table}: no subset column found; the test reads nothing"
     assert not missing, f"{table}: subset rows without items: {missing[:5]}"

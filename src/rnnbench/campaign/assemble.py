@@ -234,13 +234,10 @@ def scored_subset_items(cfgs, rows: list[dict], items: list[dict], where: str) -
     that have none: a run's predictions score the subset only as one number, so its items are its
     full column's, restricted to the subset's (``subset_items.derived_rows``, checked against that
     number). Stored units, as ``rows`` and ``items``. The test split is read only where a row lacks them."""
-    have = {(i["dataset"], i["model"], i["variant"], int(i["seed"])) for i in items}
     load, added = split_loader(), []
     for cfg in cfgs:
         columns = {c: str(m) for c, m in column_metrics(cfg.table, cfg).items()}
-        subsets = {c for c in columns if subset_items.parent_column(columns, c, cfg.task)}
-        if not any(r["dataset"] in subsets and r.get("reported") == "yes"
-                   and (r["dataset"], r["model"], r["variant"], int(r["seed"])) not in have for r in rows):
+        if not subset_items.lacking(rows, items + added, columns, cfg.task):
             continue
         splits, _ = load(cfg)
         added += subset_items.derived_rows(rows, items + added, columns, cfg.task, splits["test"], where)

@@ -48,6 +48,18 @@ def parent_column(columns: dict[str, str], column: str, task_cfg) -> str | None:
     return parents[0] if len(parents) == 1 else None
 
 
+def row_key(row: dict) -> tuple[str, str, str, int]:
+    """An evidence or item row's run within its table: (column, model, variant, seed)."""
+    return row["dataset"], row["model"], row["variant"], int(row["seed"])
+
+
+def lacking(rows: list[dict], items: list[dict], columns: dict[str, str], task_cfg) -> list[dict]:
+    """The reported rows of ``columns``' subset columns that have no item scores in ``items``."""
+    have = {row_key(i) for i in items}
+    subsets = {c for c in columns if parent_column(columns, c, task_cfg)}
+    return [r for r in rows if r["dataset"] in subsets and r.get("reported") == "yes" and row_key(r) not in have]
+
+
 def derived_rows(rows: list[dict], items: list[dict], columns: dict[str, str], task_cfg, test_records: list[dict],
                  where: str) -> list[dict]:
     """Item rows (stored units, as ``evidence.read_items(scaled=False)`` gives them) for every
@@ -55,30 +67,25 @@ def derived_rows(rows: list[dict], items: list[dict], columns: dict[str, str], t
     parent column's items of the same model, variant and seed. Each derived mean must equal the
     row's committed subset score: a mismatch (another item set, another run) is an error naming
     the row, not a silent substitute."""
-    have = {(i["dataset"], i["model"], i["variant"], int(i["seed"])) for i in items}
     by_row: dict[tuple[str, str, str, int], dict[str, dict]] = {}
     for i in items:
-        by_row.setdefault((i["dataset"], i["model"], i["variant"], int(i["seed"])), {})[i["item"]] = i
-    out = []
-    for column in columns:
+        by_row.setdefault(row_key(i), {})[i["item"]] = i
+    out, keep = [], {}
+    for row in lacking(rows, items, columns, task_cfg):
+        column = row["dataset"]
         parent = parent_column(columns, column, task_cfg)
-        if parent is None:
+        source = by_row.get((parent, row["model"], row["variant"], int(row["seed"])))
+        if source is None:
             continue
-        keep = subset_ids(test_records, scored_metric(columns[column], task_cfg)[1])
-        for row in rows:
-            if row["dataset"] != column or row.get("reported") != "yes":
-                continue
-            key = (column, row["model"], row["variant"], int(row["seed"]))
-            source = by_row.get((parent, row["model"], row["variant"], int(row["seed"])))
-            if key in have or source is None:
-                continue
-            picked = [item for name, item in source.items() if name in keep]
-            if len(picked) != len(keep):
-                raise ValueError(f"{where}: {row['model']} seed {row['seed']}: {parent} has {len(picked)} of the {len(keep)} "
-                                 f"items of {column}; the subset's items cannot be derived")
-            mean = math.fsum(float(i["score"]) for i in picked) / len(picked)
-            if abs(mean - float(row["test"])) > TOLERANCE:
-                raise ValueError(f"{where}: {row['model']} seed {row['seed']}: the mean of {column}'s items from {parent} is "
-                                 f"{mean:.6f}, its committed score {float(row['test']):.6f}: not the same run or items")
-            out += [{**item, "dataset": column} for item in picked]
+        if column not in keep:
+            keep[column] = subset_ids(test_records, scored_metric(columns[column], task_cfg)[1])
+        picked = [item for name, item in source.items() if name in keep[column]]
+        if len(picked) != len(keep[column]):
+            raise ValueError(f"{where}: {row['model']} seed {row['seed']}: {parent} has {len(picked)} of the {len(keep[column])} "
+                             f"items of {column}; the subset's items cannot be derived")
+        mean = math.fsum(float(i["score"]) for i in picked) / len(picked)
+        if abs(mean - float(row["test"])) > TOLERANCE:
+            raise ValueError(f"{where}: {row['model']} seed {row['seed']}: the mean of {column}'s items from {parent} is "
+                             f"{mean:.6f}, its committed score {float(row['test']):.6f}: not the same run or items")
+        out += [{**item, "dataset": column} for item in picked]
     return out
