@@ -145,3 +145,13 @@ def test_a_rung_with_finished_runs_prices_the_rest_from_them(tmp_path, monkeypat
     lines = {line.split()[2]: line for line in capsys.readouterr().out.splitlines() if line.startswith("rcrn_table5")}
     assert lines["1"].split()[3:7] == ["2", "1", "1", "0.05"] and "priced from its 1 finished run(s)" in lines["1"]
     assert lines["2"].split()[6] == "0.01" and "priced from" not in lines["2"]  # no run of its own: rung 0's price
+
+
+def test_rung_4_not_run_names_the_file_it_needs():
+    """TrecQA's TRAIN-ALL is absent from the shipped datasets: the page says which file the rung
+    reads, so that `--rungs 4` is not read as merely not started; a rung 4 without such a file
+    names none."""
+    trecqa = ladder_page.rung4_plan(["rcrn_table8_trecqa", "rcrn_table8_wikiqa"])
+    assert "needs `trecqa/castorini_format/train-all/b.toks` in the data folder" in trecqa
+    assert "needs" not in ladder_page.rung4_plan(["rcrn_table2"])
+    assert ladder_page.rung4_plan(["rcrn_table5"]).startswith("not built")

@@ -137,7 +137,10 @@ def rung4_plan(experiments: list[str]) -> str:
     options = sorted({paper_data_of(e).what for e in experiments if paper_data_of(e)})
     if not options:
         return f"not built ({NO_DATA_OPTION})"
-    return "not run yet (`--rungs 4`): " + "; ".join(options)
+    # A file the rung reads that the shipped datasets may lack (TrecQA's TRAIN-ALL): named, so that a
+    # reader knows what to add to the data folder before `--rungs 4` can run
+    needs = sorted({paper_data_of(e).needs for e in experiments if paper_data_of(e) and paper_data_of(e).needs})
+    return "not run yet (`--rungs 4`" + "".join(f"; needs `{n}` in the data folder" for n in needs) + "): " + "; ".join(options)
 
 
 def render_reference(table: str, reference: str, rows: list[dict]) -> list[str]:
