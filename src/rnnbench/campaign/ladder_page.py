@@ -134,12 +134,13 @@ def rung_adds(rung: int, rows: list[dict], experiments: list[str]) -> str:
 
 def rung4_plan(experiments: list[str]) -> str:
     """Rung 4 without runs: what it would train on, else why it is not built."""
-    options = sorted({paper_data_of(e).what for e in experiments if paper_data_of(e)})
+    data = [d for d in map(paper_data_of, experiments) if d]
+    options = sorted({d.what for d in data})
     if not options:
         return f"not built ({NO_DATA_OPTION})"
     # A file the rung reads that the shipped datasets may lack (TrecQA's TRAIN-ALL): named, so that a
     # reader knows what to add to the data folder before `--rungs 4` can run
-    needs = sorted({paper_data_of(e).needs for e in experiments if paper_data_of(e) and paper_data_of(e).needs})
+    needs = sorted({d.needs for d in data if d.needs})
     return "not run yet (`--rungs 4`" + "".join(f"; needs `{n}` in the data folder" for n in needs) + "): " + "; ".join(options)
 
 
