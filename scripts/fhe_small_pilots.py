@@ -97,7 +97,7 @@ def page(pilots: list[dict], small: list[dict]) -> str:
     for name, epochs in sorted(runs.items()):
         cells = [f"{100 * float(e['dev_accuracy']):.1f}" for e in epochs[:shown]]
         lines.append(f"| pilot `{name}` | " + " | ".join(cells + [""] * (shown - len(cells))) + " |")
-    lines += ["", "What the pilots mean for the small rows' budget: [docs/encoders.md](../../docs/encoders.md#the-small-lstm-rows-budget)."]
+    lines += ["", "What the pilots mean for the small rows' budget: [docs/encoders.md](../../docs/encoders.md#the-small-lstms-budget-fhe-table-4)."]
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ Convention for fenced blocks in README.md:
 - ```python: run as one script, with the same placeholder replaced.
 - ```text (or any other tag): shown, never run (file trees, output).
 
-Links: every ``[text](target)`` in README.md and docs/*.md that is not a URL must name a file
+Links: every ``[text](target)`` in README.md, docs/*.md and the generated results/ pages that is not a URL must name a file
 or folder that exists, relative to the file holding the link; an anchor (``#section``) on a
 Markdown target must be the GitHub slug of one of that file's headings.
 """
@@ -30,6 +30,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
+RESULT_PAGES = sorted((REPO / "results").rglob("*.md"))  # generated pages link into docs/ too
 RUN_PLACEHOLDER = "runs/picking/bilstm/s1-<identity>"
 
 # README command -> the command this test runs ({runs}: a temporary runs folder, {run}: the folder
@@ -147,7 +148,7 @@ def _links(path: Path) -> list[str]:
     return re.findall(r"\]\(([^)\s]+)\)", text)
 
 
-@pytest.mark.parametrize("page", [README, *DOCS], ids=lambda p: str(p.relative_to(REPO)))
+@pytest.mark.parametrize("page", [README, *DOCS, *RESULT_PAGES], ids=lambda p: str(p.relative_to(REPO)))
 def test_relative_links_resolve(page):
     assert DOCS, "docs/ holds no Markdown page"
     broken = []
