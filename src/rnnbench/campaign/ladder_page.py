@@ -88,8 +88,8 @@ def step_of(rung: int, rows: list[dict], paper: dict[str, float], adds: str) -> 
     shared = [c for c in sorted(test) if c in paper]
     cpu, gpu = hours([r for r in rows if r["rung"] == str(rung)])
     # A seed missing in any column (Amazon's domains run one by one): the rung's mean is not yet both seeds'.
-    ran = {(r["column"], int(r["seed"])) for r in chosen}
-    unrun = tuple(seed for seed in SEEDS if any((c, seed) not in ran for c in {r["column"] for r in chosen}))
+    ran, columns = {(r["column"], int(r["seed"])) for r in chosen}, {r["column"] for r in chosen}
+    unrun = tuple(seed for seed in SEEDS if any((c, seed) not in ran for c in columns))
     return Step(rung, adds, _mean([dev[c] for c in shared if c in dev]), _mean([test[c] for c in shared]),
                 _mean([paper[c] for c in shared]), len(shared), cpu, gpu, left_out(chosen), unrun)
 

@@ -74,7 +74,7 @@ def derived_rows(rows: list[dict], items: list[dict], columns: dict[str, str], t
     for row in lacking(rows, items, columns, task_cfg):
         column = row["dataset"]
         parent = parent_column(columns, column, task_cfg)
-        source = by_row.get((parent, row["model"], row["variant"], int(row["seed"])))
+        source = by_row.get((parent, *row_key(row)[1:]))
         if source is None:
             continue
         if column not in keep:
