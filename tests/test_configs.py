@@ -21,7 +21,7 @@ import yaml
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.compose import CONF_DIR, compose_config, sweeper_params
 from rnnbench.data.prepare import build_reader, prepare
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError
@@ -67,6 +67,20 @@ def test_experiments_compose(experiment):
     assert set(str(params.encoder).split(",")) <= set(ENCODERS)
     if not cfg.table.caption:  # a paper's table: its numbers are in the registry
         assert paper_table(cfg.table.name)["rows"]
+    assert sweeper_params([f"experiment={experiment}"]) == {k: str(v) for k, v in params.items()}
+
+
+@pytest.mark.parametrize("overrides", [[], ["experiment=rcrn_table5"], ["experiment=mzu_table6_restaurant_a_token", "encoder=mzu_cap"],
+                                       ["experiment=rcrn_table1_apparel", "encoder=rcrn", "seed=3", "trainer.lr=0.002"]])
+def test_a_kept_composition_is_what_hydra_composes_without_its_node(overrides):
+    """compose_config keeps one composition with Hydra's node (for its sweep) and gives it without the
+    node: the same config, flags included, as Hydra's own compose without it."""
+    from hydra import compose
+
+    kept = compose_config(overrides)
+    fresh = compose(config_name="config", overrides=overrides)
+    assert OmegaConf.to_yaml(kept) == OmegaConf.to_yaml(fresh)
+    assert "hydra" not in kept and kept._get_flag("struct") == fresh._get_flag("struct")
 
 
 @functools.cache

@@ -5,7 +5,7 @@ import copy
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 
 from rnnbench.conf_dir import conf_dir
 from rnnbench.config import check_components  # importing it registers the structured-config schema
@@ -17,6 +17,8 @@ CONF_DIR = conf_dir()  # the package's configs (a wheel) or the checkout's conf/
 # experiments again and again; a composition takes a fifth of a second). Interpolations (the data
 # folder's RNNBENCH_DATA) stay unresolved in a config, so a later environment still applies.
 _COMPOSED: dict[tuple, DictConfig] = {}
+# The sweep of each composition (Hydra's ``hydra.sweeper.params``), kept from the same composition.
+_SWEEPS: dict[tuple, dict[str, str]] = {}
 
 
 def compose_config(overrides: list[str] | None = None, config_name: str = "config", return_hydra_config: bool = False) -> DictConfig:
@@ -26,10 +28,26 @@ def compose_config(overrides: list[str] | None = None, config_name: str = "confi
     overrides = list(overrides or [])
     if return_hydra_config:  # Hydra's node records the process's state (its working directory): never reused
         return _compose(overrides, config_name, True)
+    return copy.deepcopy(_COMPOSED[_composed(overrides, config_name)])
+
+
+def sweeper_params(overrides: list[str] | None = None, config_name: str = "config") -> dict[str, str]:
+    """The composition's sweep, ``hydra.sweeper.params`` ({key: its comma-separated values})."""
+    return dict(_SWEEPS[_composed(list(overrides or []), config_name)])
+
+
+def _composed(overrides: list[str], config_name: str) -> tuple:
+    """The composition's cache key, composed once: with Hydra's node, whose sweep is kept, then
+    without it, as Hydra's ``compose`` removes it when not asked for it."""
     key = (tuple(overrides), config_name)
     if key not in _COMPOSED:
-        _COMPOSED[key] = _compose(overrides, config_name, False)
-    return copy.deepcopy(_COMPOSED[key])
+        cfg = _compose(overrides, config_name, True)
+        params = cfg.hydra.sweeper.get("params") or {}
+        _SWEEPS[key] = {str(k): str(v) for k, v in params.items()}
+        with open_dict(cfg):
+            del cfg["hydra"]
+        _COMPOSED[key] = cfg
+    return key
 
 
 def _compose(overrides: list[str], config_name: str, return_hydra_config: bool) -> DictConfig:

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import yaml
 from hydra.errors import HydraException
 
-from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.compose import CONF_DIR, compose_config, sweeper_params
 from rnnbench.errors import ConfigError, RnnbenchError
 from rnnbench.results.claims import load_claims
 from rnnbench.results.tables import REGISTRY, ours_only_table, paper_table, registry_key
@@ -190,8 +190,7 @@ def table_scale(table: str) -> float:
 
 def sweep_of(experiment: str, extra: list[str] = ()) -> list[str]:
     """The encoders of an experiment's sweep (its ``hydra.sweeper.params.encoder``)."""
-    cfg = compose_config([f"experiment={experiment}", *extra], return_hydra_config=True)
-    return str(cfg.hydra.sweeper.params.encoder).split(",")
+    return sweeper_params([f"experiment={experiment}", *extra])["encoder"].split(",")
 
 
 def row_name(cfg) -> str:

@@ -14,9 +14,9 @@ from rnnbench.results.tables import column_metrics
 @functools.lru_cache(maxsize=512)
 def _compose(experiment: str, encoder: str | None, overrides: tuple[str, ...]):
     """An experiment's config with one encoder of its sweep (as the table writer composes a run's), or
-    without one, with Hydra's node (its sweep)."""
+    without one."""
     if encoder is None:
-        return compose_config([f"experiment={experiment}", *overrides], return_hydra_config=True)
+        return compose_config([f"experiment={experiment}", *overrides])
     return compose_config([f"experiment={experiment}", f"encoder={encoder}", *overrides])
 
 
@@ -32,7 +32,7 @@ def table_configs(table: str, rows: list[dict] | None = None, overrides=()) -> l
     configs = []
     for experiment in definitions.experiments_of(table):
         base = _compose(experiment, None, extra)
-        sweep = str(base.hydra.sweeper.params.encoder).split(",")
+        sweep = definitions.sweep_of(experiment, list(extra))
         if reported is None:
             encoders = [] if base.table.not_run else sweep
         else:

@@ -49,7 +49,7 @@ def finished(experiment: str, job: protocol.Job, extra: list[str], committed: ev
     with its ``status`` under the patience rule (``with_status``). A run whose status is "needs
     re-run" is returned too (its dev score stands for the choice until it is re-run); ``ensure``
     and ``--plan`` count it as not finished."""
-    cfg = job_config(experiment, job, extra)
+    cfg = _composed(experiment, job, tuple(extra))  # only read here: no copy
     folder = run_dir(cfg)
     record = read_record(folder)
     if record is None or reruns.keeps_committed(record, committed, job.encoder, folder.name):

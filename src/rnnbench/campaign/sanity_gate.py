@@ -95,8 +95,15 @@ def row_config(row: Row, extra: list[str] = (), base: DictConfig | None = None) 
     if row.experiment is None:
         return compose_config([f"encoder={row.encoder}", *extra])
     base = base if base is not None else compose_config([f"experiment={row.experiment}", *extra])
-    seed, lr = int(base.table.protocol.seeds[0]), float(base.trainer.lr)
-    return compose_config([f"experiment={row.experiment}", f"encoder={row.encoder}", f"seed={seed}", f"trainer.lr={lr!r}", *extra])
+    # The seed and the rate set as plain values give the config `seed=` and `trainer.lr=` give (as
+    # campaign.jobs sets them), and the composition is then the one the row's jobs share.
+    cfg = compose_config([f"experiment={row.experiment}", f"encoder={row.encoder}", *extra])
+    named = {o.split("=")[0].lstrip("+~") for o in extra}
+    if "seed" not in named:
+        cfg.seed = int(base.table.protocol.seeds[0])
+    if "trainer.lr" not in named:
+        cfg.trainer.lr = float(base.trainer.lr)
+    return cfg
 
 
 def row_key(cfg: DictConfig, checks: dict | None = None) -> str:

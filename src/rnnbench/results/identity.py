@@ -15,6 +15,7 @@ The identity covers three things:
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -73,10 +74,23 @@ def _drop(resolved: dict, path: tuple[str, ...], only_if=None, check: bool = Fal
         node.pop(path[-1])
 
 
+# identity_config of each config seen, by its unresolved content: a table asks for the identity of the
+# same few configs hundreds of times, and copying a config to resolve it is the slow part. The paths,
+# the only values read from the environment, are placeholders in the result, so the content decides it.
+_IDENTITY_CONFIGS: dict[str, dict] = {}
+
+
 def identity_config(cfg: DictConfig) -> dict:
     """The resolved config that identifies a run. Paths are replaced by placeholders
     before resolving, so values built from them (embedding.path is
     ``${paths.data_dir}/glove/...``) do not depend on where the data lives."""
+    key = json.dumps(OmegaConf.to_container(cfg, resolve=False), sort_keys=True, default=str)
+    if key not in _IDENTITY_CONFIGS:
+        _IDENTITY_CONFIGS[key] = _resolved_identity_config(cfg)
+    return copy.deepcopy(_IDENTITY_CONFIGS[key])  # the caller's to change
+
+
+def _resolved_identity_config(cfg: DictConfig) -> dict:
     cfg = cfg.copy()
     if "paths" in cfg:
         for key in list(cfg.paths):
