@@ -18,7 +18,7 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 
 from rnnbench import options
-from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.compose import CONF_DIR, compose_config, sweeper_params
 from rnnbench.config import KernelImpl, check_components, validate
 from rnnbench.encoders import options as encoder_options
 from rnnbench.errors import ConfigError
@@ -101,8 +101,7 @@ def test_every_task_head_passes(task):
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_every_experiment_passes_with_each_encoder_of_its_sweep(experiment):
-    sweep = compose_config([f"experiment={experiment}"], return_hydra_config=True).hydra.sweeper.params
-    for encoder in str(sweep.get("encoder", "")).split(","):
+    for encoder in sweeper_params([f"experiment={experiment}"]).get("encoder", "").split(","):
         if encoder:
             check_components(compose_config([f"experiment={experiment}", f"encoder={encoder}"]))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnbench.compose import CONF_DIR, compose_config
+from rnnbench.compose import CONF_DIR, compose_config, sweeper_params
 from rnnbench.data.prepare import build_reader
 from rnnbench.errors import DatasetMissingError
 from rnnbench.results.identity import identity_config
@@ -23,7 +23,11 @@ EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
 
 
 def _experiment(name: str):
-    return compose_config([f"experiment={name}"], return_hydra_config=True)
+    return compose_config([f"experiment={name}"])
+
+
+def _sweep(name: str) -> dict[str, str]:
+    return sweeper_params([f"experiment={name}"])
 
 
 def _flatten(node, prefix=()) -> dict:
@@ -114,7 +118,7 @@ def test_campaign_experiments_fix_threads_and_state_their_protocol(experiment):
     else:
         assert len(protocol.seeds) >= 5 and not protocol.lr_from
     assert protocol.lr_grid or protocol.lr_from
-    assert str(cfg.hydra.sweeper.params.seed) == ",".join(map(str, protocol.seeds))
+    assert _sweep(experiment)["seed"] == ",".join(map(str, protocol.seeds))
     if cfg.trainer.optimizer == "adam" and experiment.startswith("rcrn") and not protocol.lr_from:
         # the paper's grid first (a tie goes to the first rate), then any rate added when a choice fell on its edge;
         # or its first rate alone (IMDb budget)
@@ -143,7 +147,7 @@ def _rows_filled(table: str) -> dict[tuple[str, str | None], str]:
     for e in EXPERIMENTS:
         if e.startswith(f"{table}_"):
             cfg = _experiment(e)
-            for encoder in str(cfg.hydra.sweeper.params.encoder).split(","):
+            for encoder in _sweep(e)["encoder"].split(","):
                 assert (encoder, cfg.table.variant) not in filled, (e, filled.get((encoder, cfg.table.variant)))
                 filled[(encoder, cfg.table.variant)] = e
     return filled
@@ -160,8 +164,7 @@ def test_every_lstm_baseline_row_is_filled_by_one_experiment(table):
 def test_lstm_baseline_table1_has_a_row_per_trick_each_adding_one_change():
     """Compounding, as the paper's Figure 4: each row is the row it builds on plus one trick."""
     def job(e):
-        cfg = _experiment(e)
-        return compose_config([f"experiment={e}", f"encoder={cfg.hydra.sweeper.params.encoder}"])
+        return compose_config([f"experiment={e}", f"encoder={_sweep(e)['encoder']}"])
 
     base = job("lstm_odyssey_table1_baseline")
     assert (base.encoder.num_layers, base.encoder.hidden_size, base.encoder.forget_bias, base.encoder.dropout) == (2, 170, 0.0, 0.0)
@@ -252,9 +255,8 @@ def test_the_definitions_read_what_hydra_composes():
     from rnnbench.campaign import definitions
 
     for e in definitions.all_experiments():
-        cfg = compose_config([f"experiment={e.name}"], return_hydra_config=True)
-        table = cfg.table
-        sweep = str((cfg.hydra.sweeper.params or {}).get("seed", ""))
+        table = compose_config([f"experiment={e.name}"]).table
+        sweep = sweeper_params([f"experiment={e.name}"]).get("seed", "")
         if sweep and table and table.protocol.seeds:
             assert [int(s) for s in sweep.split(",")] == list(table.protocol.seeds), e.name
         got = (e.table, e.order, e.part, e.not_run)
@@ -308,9 +310,9 @@ def test_mzu_table1_small_rows_are_matched_on_parameters_with_the_papers_dropout
     n_lstm = build_encoder(lstm.encoder, width).num_parameters()
     assert abs(n_lstm - n_mzu) / n_mzu < 0.01, (n_lstm, n_mzu)
     assert mzu.encoder.dropout == _experiment("mzu_table1").encoder.dropout == 0.5  # the paper's, on PTB
-    for cfg in (mzu, lstm):
+    for name, cfg in (("mzu_table1_small_mzu", mzu), ("mzu_table1_small_lstm", lstm)):
         assert list(cfg.table.protocol.seeds) == [1, 2, 3] and cfg.table.variant == "small"
-        assert str(cfg.hydra.sweeper.params.seed) == "1,2,3"
+        assert _sweep(name)["seed"] == "1,2,3"
     # the two rows differ in the encoder and nothing else that trains them
     assert mzu.trainer == lstm.trainer and mzu.task == lstm.task
 
@@ -332,7 +334,7 @@ def test_mzu_table1_small_compares_the_three_mzus_in_one_setting(composition):
     assert other.encoder.composition == composition and other.encoder.name == f"mzu_{composition}"
     assert other.trainer == cap.trainer and other.task == cap.task and other.embedding == cap.embedding
     assert other.table.protocol == cap.table.protocol and other.table.variant == cap.table.variant == "small"
-    assert other.table.name == "mzu_table1" and str(other.hydra.sweeper.params.seed) == "1,2,3"
+    assert other.table.name == "mzu_table1" and _sweep(f"mzu_table1_small_{composition}")["seed"] == "1,2,3"
     keys = ("hidden_size", "num_zones", "transition_depth", "dropout", "share_transition", "bidirectional",
             "disagreement_weight", "ffn_size")
     assert {k: other.encoder[k] for k in keys} == {k: cap.encoder[k] for k in keys}
@@ -345,5 +347,4 @@ def test_seeds_are_written_once_the_sweep_reads_the_protocols():
              for line in path.read_text().splitlines() if re.match(r"\s+seed:", line)]
     assert lines and all(line.startswith("seed: ${sweep:${table.protocol.seeds}}") for _, line in lines), \
         [name for name, line in lines if not line.startswith("seed: ${sweep:")]
-    cfg = compose_config(["experiment=rcrn_table5", "table.protocol.seeds=[7,8]"], return_hydra_config=True)
-    assert str(cfg.hydra.sweeper.params.seed) == "7,8"
+    assert sweeper_params(["experiment=rcrn_table5", "table.protocol.seeds=[7,8]"])["seed"] == "7,8"
