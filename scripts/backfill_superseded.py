@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rnnbench.campaign import reruns
 from rnnbench.campaign.definitions import table_scale
 from rnnbench.results import evidence
 
@@ -49,7 +50,7 @@ def backfill(csv_path: Path) -> int:
                 dropped[key] = (rows, date)
         previous = by_run
     for rows, date in dropped.values():
-        evidence.record_superseded(evidence.superseded_path(csv_path), rows, date)
+        reruns.record_superseded(evidence.superseded_path(csv_path), rows, date)
     return len(dropped)
 
 

@@ -10,6 +10,7 @@ import pytest
 from rnnbench.campaign import reruns
 from rnnbench.results import evidence
 from tests.helpers import load_script
+from tests.results.test_evidence import _row
 
 TABLE = "synthetic_span_copy"
 XEON = "Intel(R) Xeon(R) Processor"
@@ -139,3 +140,17 @@ def test_differences_name_dev_test_epoch_and_items_and_skip_rescored_columns(tmp
         assert not reruns.keeps_committed(record, committed, "bilstm", row["run"])
     finally:
         reruns.POLICY.replace = False
+
+
+def test_superseded_runs_keep_their_rows_and_first_date_and_are_named_until_they_come_back(tmp_path):
+    table = tmp_path / "t.csv"
+    path = evidence.superseded_path(table)
+    assert path.name == "t.superseded.csv" and evidence.superseded_note(path, []) is None
+    reruns.record_superseded(path, [_row("s1-aaa", 1), _row("s1-aaa", 1, dataset="other")], "2026-11-20")
+    reruns.record_superseded(path, [_row("s1-aaa", 1), _row("s2-bbb", 2)], "2026-11-25")  # s1-aaa again: keeps its date
+    rows = evidence.read_superseded(path)
+    assert sorted((r["run"], r["dataset"], r["superseded_on"]) for r in rows) == [
+        ("s1-aaa", "SST-5", "2026-11-20"), ("s1-aaa", "other", "2026-11-20"), ("s2-bbb", "SST-5", "2026-11-25")]
+    assert rows[0]["test"] == 41.0 and rows[0]["seed"] == 1  # the evidence itself, typed and in table units as the table's CSV
+    assert evidence.superseded_note(path, []).endswith(": 1 on 2026-11-20 (bilstm 1); 1 on 2026-11-25 (bilstm 1).")
+    assert "2026-11-20" not in evidence.superseded_note(path, [_row("s1-aaa", 1)])  # back in the table: not superseded

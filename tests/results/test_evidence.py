@@ -1,8 +1,7 @@
 """The committed evidence a campaign goes on from: lookup by run, what counts as used, how it is written."""
 from pathlib import Path
 
-from rnnbench.results.evidence import (FIELDS, CommittedEvidence, read_superseded, record_superseded, superseded_note,
-                                       superseded_path, write_csv)
+from rnnbench.results.evidence import FIELDS, CommittedEvidence, write_csv
 
 
 def _row(run: str, seed: int, dataset: str = "SST-5") -> dict:
@@ -45,20 +44,6 @@ def test_another_experiments_columns_are_carried_over_as_committed(tmp_path):
     assert [r["run"] for r in rows] == ["s1-bbb"]
     assert committed.unused() == ["s1-aaa"]
     assert [r["run"] for r in committed.unused_rows()] == ["s1-aaa"]
-
-
-def test_superseded_runs_keep_their_rows_and_first_date_and_are_named_until_they_come_back(tmp_path):
-    table = tmp_path / "t.csv"
-    path = superseded_path(table)
-    assert path.name == "t.superseded.csv" and superseded_note(path, []) is None
-    record_superseded(path, [_row("s1-aaa", 1), _row("s1-aaa", 1, dataset="other")], "2026-11-20")
-    record_superseded(path, [_row("s1-aaa", 1), _row("s2-bbb", 2)], "2026-11-25")  # s1-aaa again: keeps its date
-    rows = read_superseded(path)
-    assert sorted((r["run"], r["dataset"], r["superseded_on"]) for r in rows) == [
-        ("s1-aaa", "SST-5", "2026-11-20"), ("s1-aaa", "other", "2026-11-20"), ("s2-bbb", "SST-5", "2026-11-25")]
-    assert rows[0]["test"] == 41.0 and rows[0]["seed"] == 1  # the evidence itself, typed and in table units as the table's CSV
-    assert superseded_note(path, []).endswith(": 1 on 2026-11-20 (bilstm 1); 1 on 2026-11-25 (bilstm 1).")
-    assert "2026-11-20" not in superseded_note(path, [_row("s1-aaa", 1)])  # back in the table: not superseded
 
 
 def test_evidence_files_are_replaced_whole_never_written_in_place(tmp_path, monkeypatch):

@@ -478,19 +478,6 @@ def read_superseded(path: Path, scaled: bool = True) -> list[dict]:
     return read_csv(path, scaled) if path.exists() else []
 
 
-def record_superseded(path: Path, rows: list[dict], when: str) -> list[dict]:
-    """Add the rows of dropped runs to a table's superseded-runs file (rows already there keep
-    their date); returns the file's rows."""
-    def key(row):
-        return row["encoder"], row["run"], row["dataset"], row["metric"]
-
-    kept = read_superseded(path, scaled=False)
-    known = {key(r) for r in kept}
-    kept += [{**r, "superseded_on": when} for r in rows if key(r) not in known]
-    write_superseded(path, kept)
-    return kept
-
-
 def write_superseded(path: Path, rows: list[dict]) -> None:
     """The superseded-runs file: by date, then as a table's CSV."""
     write_csv(path, rows, SUPERSEDED_FIELDS, lambda r: (r["superseded_on"], *_sort_key(r), r["run"]))
