@@ -35,6 +35,12 @@ def test_a_rows_config_is_make_tables_job_at_the_first_seed_and_the_experiments_
     job = job_config("lstm_odyssey_table1_pool", Job("2l_lstm", 1, float(cfg.trainer.lr), "select"), [])
     assert gate.row_key(cfg) == gate.row_key(job)
     assert gate.row_key(gate.row_config(gate.Row("", "lstm_odyssey_table1_resv2", "2l_lstm"))) != gate.row_key(cfg)
+    # the seed and the rate, set as values, give the config the command line's overrides give; an override of either wins
+    lr = float(compose_config(["experiment=lstm_odyssey_table1_pool"]).trainer.lr)
+    command_line = compose_config(["experiment=lstm_odyssey_table1_pool", "encoder=2l_lstm", "seed=1", f"trainer.lr={lr!r}"])
+    assert gate.row_key(command_line) == gate.row_key(cfg)
+    overridden = gate.row_config(row, ["seed=4", "trainer.lr=0.5"])
+    assert (overridden.seed, overridden.trainer.lr) == (4, 0.5)
 
 
 def test_the_rows_of_a_table_are_its_experiments_sweeps():
