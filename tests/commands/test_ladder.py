@@ -37,6 +37,34 @@ def test_the_markdown_renders_from_the_csv_alone_with_the_gap_to_the_paper(tmp_p
     assert "- Hours: 0.08 CPU h in all (training time; rung 2 counts both p's runs)." in lines
 
 
+def test_merge_adds_a_second_processs_rows_keeps_its_own_and_writes_the_page(tmp_path, capsys):
+    """Two ladder processes side by side, the second with its own --out: --merge adds the second's rows
+    the first lacks (a row both have keeps the first's), writes the CSV and the page, and runs nothing."""
+    rows = synthetic()
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    half = len(rows) // 2
+    (first / "regime_ladder.runs.csv").write_text(campaign_ladder.csv_text(rows[:half]))
+    changed = [{**r, "test": "1.0"} for r in rows[:1]]  # a row the first also has, with other numbers
+    (second / "regime_ladder.runs.csv").write_text(campaign_ladder.csv_text(changed + rows[half:]))
+    assert ladder.main(["--merge", str(second / "regime_ladder.runs.csv"), "--out", str(first)]) == 0
+    assert f"{second / 'regime_ladder.runs.csv'}: {len(rows) - half} row(s) added" in capsys.readouterr().out
+    assert (first / "regime_ladder.runs.csv").read_text() == campaign_ladder.csv_text(rows)
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "whole" / "regime_ladder.runs.csv").write_text(campaign_ladder.csv_text(rows))
+    assert ladder.main(["--no-run", "--out", str(tmp_path / "whole")]) == 0
+    assert (first / "regime_ladder.md").read_text() == (tmp_path / "whole" / "regime_ladder.md").read_text()
+    # a file that is not there, or not a ladder's evidence, is one line; so is --merge with a run
+    assert ladder.main(["--merge", str(tmp_path / "absent.csv"), "--out", str(first)]) == 2
+    assert "--merge" in capsys.readouterr().err
+    (tmp_path / "other.csv").write_text("table,run\nx,y\n")
+    assert ladder.main(["--merge", str(tmp_path / "other.csv"), "--out", str(first)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a ladder's evidence file" in err
+    assert ladder.main(["rcrn_table5", "--merge", str(second / "regime_ladder.runs.csv"), "--out", str(first)]) == 2
+    assert "runs nothing" in capsys.readouterr().err
+
+
 def test_plan_runs_and_writes_nothing(tmp_path, monkeypatch, capsys):
     import rnnbench.run
 

@@ -245,6 +245,19 @@ class Evidence:
     def choice(self, target: Target) -> float | None:
         return chosen_dropout(list(self.rows.values()), (target.table, target.reference, target.experiment))
 
+    def merge(self, path: Path) -> int:
+        """Add the rows of another ladder's evidence file (a second process's ``--out``) whose run
+        and column these rows lack; a row already here is kept. Returns how many were added."""
+        if not path.is_file():
+            raise RnnbenchError(f"--merge {path}: no such file (give a regime_ladder.runs.csv another ladder process wrote with --out)")
+        rows = plain_rows.read_rows(path)
+        lacking = sorted(set(FIELDS) - set(rows[0])) if rows else []
+        if lacking:
+            raise RnnbenchError(f"--merge {path}: not a ladder's evidence file (no column {', '.join(lacking)})")
+        new = [r for r in rows if row_key(r) not in self.rows]
+        self.add(new)
+        return len(new)
+
     def write(self) -> None:
         text = csv_text(list(self.rows.values()))
         plain_rows.write_text(self.csv, text)
@@ -447,14 +460,20 @@ def chosen_tables(names: list[str], only: list[str] | None) -> list[str]:
 
 def climb_ladder(tables: list[str] | None = None, *, only: list[str] | None = None, mode: str = RUN,
                  rungs=DEFAULT_RUNGS, until: str | None = None, overrides=(), results: Path = Path("results"),
-                 out: Path | None = None) -> int:
+                 out: Path | None = None, merge: list[Path] = ()) -> int:
     """The ladder of ``tables`` (default: all of them, cheapest first), ``only`` some of their
     experiments: RUN climbs ``rungs`` (rung 0 is read from the committed evidence in ``results``),
     PLAN prints the runs to do with their hours and runs nothing, NO_RUN only writes the Markdown
-    from the CSV. The CSV and the Markdown go to ``out`` (default: ``results``). Returns 0, or 2
-    when a run failed; a bad table or experiment name is raised (``RnnbenchError``)."""
+    from the CSV, after adding the rows of the evidence files ``merge`` names that it lacks (two
+    ladder processes side by side, the second with its own ``out``). The CSV and the Markdown go to
+    ``out`` (default: ``results``). Returns 0, or 2 when a run failed; a bad table or experiment name
+    or merged file is raised (``RnnbenchError``)."""
     out = out or results
     ladder = Evidence(out)
+    if merge and mode != NO_RUN:
+        raise RnnbenchError("--merge only writes the evidence and the page: it runs nothing, so it goes without --plan and tables")
+    for path in merge:
+        print(f"{path}: {ladder.merge(Path(path))} row(s) added")
     if mode == NO_RUN:
         ladder.write()
         print(f"wrote {ladder.md} from {ladder.csv} ({len({r['run'] for r in ladder.rows.values()})} runs)")

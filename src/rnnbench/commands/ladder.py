@@ -22,6 +22,7 @@ on a ladder of settings that climbs from today's toward the paper's, on the sele
     rnnbench ladder --rungs 1 2                   # some rungs (default 0 1 2 3; rung 4: ask for it)
     rnnbench ladder --until 18:30                 # start a run only if it should end by then
     rnnbench ladder --no-run                      # only write results/regime_ladder.md from the CSV
+    rnnbench ladder --merge /tmp/l2/regime_ladder.runs.csv   # add a second process's rows (its --out), then --no-run
 
 The rungs, each adding to the one before:
 
@@ -63,6 +64,9 @@ def add_ladder_options(p) -> None:
                    help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")
     p.add_argument("--results", type=Path, default=Path("results"), help="the committed evidence: rung 0's runs (default results)")
     p.add_argument("--out", type=Path, default=None, help="where regime_ladder.{csv,md} go (default: --results)")
+    p.add_argument("--merge", nargs="+", type=Path, default=[], metavar="CSV",
+                   help="add the rows of other ladder evidence files (a second process's --out) that the CSV lacks, "
+                        "keeping its own, then write the Markdown; runs nothing")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,10 +84,10 @@ def ladder(args) -> int:
     # Imported here, not above: `rnnbench --help` builds every verb's parser and must not load torch.
     from rnnbench.campaign.ladder import NO_RUN, PLAN, RUN, climb_ladder
 
-    mode = PLAN if args.plan else NO_RUN if args.no_run else RUN
+    mode = PLAN if args.plan else NO_RUN if args.no_run or (args.merge and not args.tables) else RUN
     try:
         return climb_ladder(args.tables, only=args.only, mode=mode, rungs=args.rungs, until=args.until,
-                            overrides=args.overrides, results=args.results, out=args.out)
+                            overrides=args.overrides, results=args.results, out=args.out, merge=args.merge)
     except RnnbenchError as exc:  # the campaign raises, the command prints
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
