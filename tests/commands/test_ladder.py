@@ -48,7 +48,8 @@ def test_merge_adds_a_second_processs_rows_keeps_its_own_and_writes_the_page(tmp
     changed = [{**r, "test": "1.0"} for r in rows[:1]]  # a row the first also has, with other numbers
     (second / "regime_ladder.runs.csv").write_text(campaign_ladder.csv_text(changed + rows[half:]))
     assert ladder.main(["--merge", str(second / "regime_ladder.runs.csv"), "--out", str(first)]) == 0
-    assert f"{second / 'regime_ladder.runs.csv'}: {len(rows) - half} row(s) added" in capsys.readouterr().out
+    assert (f"{second / 'regime_ladder.runs.csv'}: {len(rows) - half} row(s) added; 1 row(s) of it differ from this CSV's, "
+            "whose are kept") in capsys.readouterr().out
     assert (first / "regime_ladder.runs.csv").read_text() == campaign_ladder.csv_text(rows)
     (tmp_path / "whole").mkdir()
     (tmp_path / "whole" / "regime_ladder.runs.csv").write_text(campaign_ladder.csv_text(rows))

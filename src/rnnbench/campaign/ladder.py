@@ -245,18 +245,23 @@ class Evidence:
     def choice(self, target: Target) -> float | None:
         return chosen_dropout(list(self.rows.values()), (target.table, target.reference, target.experiment))
 
-    def merge(self, path: Path) -> int:
+    def merge(self, path: Path) -> tuple[int, int]:
         """Add the rows of another ladder's evidence file (a second process's ``--out``) whose run
-        and column these rows lack; a row already here is kept. Returns how many were added."""
+        and column these rows lack; a row already here is kept. Returns how many were added, and how
+        many of the file's rows differ from the row kept here (said, so that none is dropped unseen)."""
         if not path.is_file():
             raise RnnbenchError(f"--merge {path}: no such file (give a regime_ladder.runs.csv another ladder process wrote with --out)")
         rows = plain_rows.read_rows(path)
         lacking = sorted(set(FIELDS) - set(rows[0])) if rows else []
         if lacking:
             raise RnnbenchError(f"--merge {path}: not a ladder's evidence file (no column {', '.join(lacking)})")
+        def fields(row: dict) -> list[str]:
+            return [row.get(k, "") for k in FIELDS]
+
         new = [r for r in rows if row_key(r) not in self.rows]
+        differing = sum(1 for r in rows if row_key(r) in self.rows and fields(r) != fields(self.rows[row_key(r)]))
         self.add(new)
-        return len(new)
+        return len(new), differing
 
     def write(self) -> None:
         text = csv_text(list(self.rows.values()))
@@ -473,7 +478,9 @@ def climb_ladder(tables: list[str] | None = None, *, only: list[str] | None = No
     if merge and mode != NO_RUN:
         raise RnnbenchError("--merge only writes the evidence and the page: it runs nothing, so it goes without --plan and tables")
     for path in merge:
-        print(f"{path}: {ladder.merge(Path(path))} row(s) added")
+        added, differing = ladder.merge(Path(path))
+        print(f"{path}: {added} row(s) added" + (f"; {differing} row(s) of it differ from this CSV's, whose are kept (merge the "
+                                                  f"other way to keep those instead)" if differing else ""))
     if mode == NO_RUN:
         ladder.write()
         print(f"wrote {ladder.md} from {ladder.csv} ({len({r['run'] for r in ladder.rows.values()})} runs)")
