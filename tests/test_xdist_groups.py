@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+# The tiny suite's tests do nothing: only which worker runs each of them is checked.
 GROUPED = '''
 import pytest
 

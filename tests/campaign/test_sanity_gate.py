@@ -41,6 +41,7 @@ def test_a_rows_config_is_make_tables_job_at_the_first_seed_and_the_experiments_
     assert gate.row_key(command_line) == gate.row_key(cfg)
     overridden = gate.row_config(row, ["seed=4", "trainer.lr=0.5"])
     assert (overridden.seed, overridden.trainer.lr) == (4, 0.5)
+    assert gate.row_config(row, ["table.protocol.seeds=[7,8]"]).seed == 7  # the protocol's first seed, not the default
 
 
 def test_the_rows_of_a_table_are_its_experiments_sweeps():

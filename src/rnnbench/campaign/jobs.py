@@ -8,7 +8,7 @@ import functools
 import json
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from rnnbench.compose import compose_config
 from rnnbench.campaign import reruns
@@ -33,13 +33,18 @@ def _composed(experiment: str, job: protocol.Job, extra: tuple[str, ...]):
     cfg = compose_config(overrides)  # composed once for all the encoder's jobs
     if job.dropout is not None:  # a p of the dropout grid: where it goes depends on the composed encoder (campaign/dropout.py)
         cfg = compose_config([*overrides, *dropout_overrides(cfg, job.dropout)])
-    # The seed and the rate are plain values: set here, they give the config the command line's
-    # `seed=` and `trainer.lr=` give; a caller's own override of either wins, as it would there after them.
+    return at_seed_and_rate(cfg, job.seed, job.lr, extra)
+
+
+def at_seed_and_rate(cfg: DictConfig, seed: int, lr: float, extra) -> DictConfig:
+    """``cfg`` with its seed and rate set. They are plain values: set here, they give the config the
+    command line's `seed=` and `trainer.lr=` give, without composing again; a caller's own override
+    of either (in ``extra``) wins, as it would there after them."""
     named = {o.split("=")[0].lstrip("+~") for o in extra}
     if "seed" not in named:
-        cfg.seed = job.seed
+        cfg.seed = seed
     if "trainer.lr" not in named:
-        cfg.trainer.lr = job.lr
+        cfg.trainer.lr = lr
     return cfg
 
 

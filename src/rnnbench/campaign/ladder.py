@@ -255,6 +255,7 @@ class Evidence:
         lacking = sorted(set(FIELDS) - set(rows[0])) if rows else []
         if lacking:
             raise RnnbenchError(f"--merge {path}: not a ladder's evidence file (no column {', '.join(lacking)})")
+
         def fields(row: dict) -> list[str]:
             return [row.get(k, "") for k in FIELDS]
 

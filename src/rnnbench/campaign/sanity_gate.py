@@ -38,6 +38,7 @@ from rnnbench.compose import compose_config
 from rnnbench.data.embeddings import GLOVE_SOURCE
 from rnnbench.errors import DatasetMissingError, RnnbenchError
 from rnnbench.campaign.definitions import ExperimentPlan, all_experiments, experiments_of, sweep_of
+from rnnbench.campaign.jobs import at_seed_and_rate
 from rnnbench.results.identity import identity_parts
 from rnnbench.results.records import write_json_atomic
 from rnnbench.results.run_record import git_commit
@@ -95,15 +96,9 @@ def row_config(row: Row, extra: list[str] = (), base: DictConfig | None = None) 
     if row.experiment is None:
         return compose_config([f"encoder={row.encoder}", *extra])
     base = base if base is not None else compose_config([f"experiment={row.experiment}", *extra])
-    # The seed and the rate set as plain values give the config `seed=` and `trainer.lr=` give (as
-    # campaign.jobs sets them), and the composition is then the one the row's jobs share.
+    # The composition the row's jobs share, at the seed and rate set as values (as campaign.jobs sets them).
     cfg = compose_config([f"experiment={row.experiment}", f"encoder={row.encoder}", *extra])
-    named = {o.split("=")[0].lstrip("+~") for o in extra}
-    if "seed" not in named:
-        cfg.seed = int(base.table.protocol.seeds[0])
-    if "trainer.lr" not in named:
-        cfg.trainer.lr = float(base.trainer.lr)
-    return cfg
+    return at_seed_and_rate(cfg, int(base.table.protocol.seeds[0]), float(base.trainer.lr), extra)
 
 
 def row_key(cfg: DictConfig, checks: dict | None = None) -> str:
