@@ -70,7 +70,9 @@ def test_experiments_compose(experiment):
 
 
 @pytest.mark.parametrize("overrides", [[], ["experiment=rcrn_table5"], ["experiment=mzu_table6_restaurant_a_token", "encoder=mzu_cap"],
-                                       ["experiment=rcrn_table1_apparel", "encoder=rcrn", "seed=3", "trainer.lr=0.002"]])
+                                       ["experiment=rcrn_table1_apparel", "encoder=rcrn", "seed=3", "trainer.lr=0.002"],
+                                       ["experiment=rcrn_table5", "encoder=bilstm", "paths.results_dir=/tmp/out",
+                                        "paths.runs_dir=${paths.results_dir}/runs", "seed=2"]])
 def test_a_kept_composition_is_what_hydra_composes_without_its_node(overrides):
     """compose_config keeps one composition with Hydra's node (for its sweep) and gives it without the
     node: the same config, flags included, as Hydra's own compose without it."""
@@ -82,6 +84,24 @@ def test_a_kept_composition_is_what_hydra_composes_without_its_node(overrides):
     assert "hydra" not in kept and kept._get_flag("struct") == fresh._get_flag("struct")
     params = compose(config_name="config", overrides=overrides, return_hydra_config=True).hydra.sweeper.params or {}
     assert sweeper_params(overrides) == {k: str(v) for k, v in params.items()}
+
+
+def test_an_experiment_is_composed_once_whatever_folders_its_callers_name(monkeypatch):
+    """Folders (``paths.*=``) are applied to a copy of the composition of the other overrides, so
+    two callers naming their own folders share one composition, and each gets its own folders."""
+    import rnnbench.compose as compose_module
+
+    calls = []
+    real = compose_module._compose
+    monkeypatch.setattr(compose_module, "_compose", lambda *a: calls.append(a) or real(*a))
+    overrides = ["experiment=rcrn_table2", "encoder=rcrn", "seed=4"]  # composed by no other test of this file
+    first = compose_config([*overrides, "paths.results_dir=/tmp/first"])
+    second = compose_config([*overrides, "paths.results_dir=/tmp/second", "paths.runs_dir=/tmp/second/runs"])
+    assert len(calls) == 1
+    assert (first.paths.results_dir, second.paths.results_dir, second.paths.runs_dir) == ("/tmp/first", "/tmp/second", "/tmp/second/runs")
+    assert compose_config(overrides).paths.results_dir == compose_config([]).paths.results_dir  # the composition kept its own
+    with pytest.raises(Exception, match="paths.nowhere"):  # a folder the schema lacks is Hydra's error, as before
+        compose_config([*overrides, "paths.nowhere=/tmp"])
 
 
 @functools.cache

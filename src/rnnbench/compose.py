@@ -4,7 +4,9 @@ from __future__ import annotations
 import copy
 
 from hydra import compose, initialize_config_dir
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, open_dict
 
 from rnnbench.conf_dir import conf_dir
@@ -28,12 +30,26 @@ def compose_config(overrides: list[str] | None = None, config_name: str = "confi
     overrides = list(overrides or [])
     if return_hydra_config:  # Hydra's node records the process's state (its working directory): never reused
         return _compose(overrides, config_name, True)
-    return copy.deepcopy(_COMPOSED[_composed(overrides, config_name)])
+    rest, folders = _split_folders(overrides)
+    cfg = copy.deepcopy(_COMPOSED[_composed(rest, config_name)])
+    if folders:
+        ConfigLoaderImpl._apply_overrides_to_config(OverridesParser.create().parse_overrides(folders), cfg)
+    return cfg
+
+
+def _split_folders(overrides: list[str]) -> tuple[list[str], list[str]]:
+    """(the other overrides, those that change a folder: ``paths.<key>=<value>``). A value override is
+    applied after the composition, as Hydra applies it; the folders' are applied to a copy of the
+    composition of the others, so an experiment is composed once whatever folders its callers name
+    (every test names its own)."""
+    folders = [o for o in overrides if o.startswith("paths.")]
+    return [o for o in overrides if not o.startswith("paths.")], folders
 
 
 def sweeper_params(overrides: list[str] | None = None, config_name: str = "config") -> dict[str, str]:
-    """The composition's sweep, ``hydra.sweeper.params`` ({key: its comma-separated values})."""
-    return dict(_SWEEPS[_composed(list(overrides or []), config_name)])
+    """The composition's sweep, ``hydra.sweeper.params`` ({key: its comma-separated values}); a folder's
+    override cannot change it (the sweep is Hydra's node, which a value override of ``paths`` leaves)."""
+    return dict(_SWEEPS[_composed(_split_folders(list(overrides or []))[0], config_name)])
 
 
 def _composed(overrides: list[str], config_name: str) -> tuple:

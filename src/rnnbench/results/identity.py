@@ -74,9 +74,10 @@ def _drop(resolved: dict, path: tuple[str, ...], only_if=None, check: bool = Fal
         node.pop(path[-1])
 
 
-# identity_config of each config seen, by its unresolved content: a table asks for the identity of the
-# same few configs hundreds of times, and copying a config to resolve it is the slow part. The paths,
-# the only values read from the environment, are placeholders in the result, so the content decides it.
+# identity_config of each config seen, by its unresolved content less its paths: a table asks for the
+# identity of the same few configs hundreds of times, and copying a config to resolve it is the slow
+# part. The paths, the only values read from the environment, are placeholders in the result, so the
+# rest of the content decides it (whatever folders a caller names).
 _IDENTITY_CONFIGS: dict[str, dict] = {}
 
 
@@ -84,7 +85,9 @@ def identity_config(cfg: DictConfig) -> dict:
     """The resolved config that identifies a run. Paths are replaced by placeholders
     before resolving, so values built from them (embedding.path is
     ``${paths.data_dir}/glove/...``) do not depend on where the data lives."""
-    key = json.dumps(OmegaConf.to_container(cfg, resolve=False), sort_keys=True, default=str)
+    content = OmegaConf.to_container(cfg, resolve=False)
+    content.pop("paths", None)
+    key = json.dumps(content, sort_keys=True, default=str)
     if key not in _IDENTITY_CONFIGS:
         _IDENTITY_CONFIGS[key] = _resolved_identity_config(cfg)
     return copy.deepcopy(_IDENTITY_CONFIGS[key])  # the caller's to change
