@@ -112,9 +112,10 @@ def test_campaign_experiments_fix_threads_and_state_their_protocol(experiment):
     cfg = _experiment(experiment)
     protocol = cfg.table.protocol
     assert cfg.trainer.num_threads == 1
-    if experiment.startswith("rcrn_table1_"):  # Apparel chooses each encoder's rate for every domain; 3 seeds a domain
+    if experiment.startswith("rcrn_table1_"):  # Apparel at the same rung chooses each encoder's rate for every domain; 3 seeds a domain
         assert len(protocol.seeds) >= 3
-        assert protocol.lr_from == (None if experiment == "rcrn_table1_apparel" else "rcrn_table1_apparel")
+        apparel = "rcrn_table1_apparel" + ("_rung1" if experiment.endswith("_rung1") else "")
+        assert protocol.lr_from == (None if experiment == apparel else apparel)
     else:
         assert len(protocol.seeds) >= 5 and not protocol.lr_from
     assert protocol.lr_grid or protocol.lr_from
