@@ -18,7 +18,7 @@ from hydra.utils import get_class
 from omegaconf import OmegaConf
 
 from rnnbench import options
-from rnnbench.compose import CONF_DIR, compose_config, sweeper_params
+from rnnbench.compose import CONF_DIR, compose_config, initialize_hydra, sweeper_params
 from rnnbench.config import KernelImpl, check_components, validate
 from rnnbench.encoders import options as encoder_options
 from rnnbench.errors import ConfigError
@@ -140,7 +140,7 @@ def test_composition_lets_another_encoders_option_through_and_the_run_refuses_it
 
 def _composed_by_hydra(overrides: list[str]):
     """The config as `python train.py` composes it (Hydra's application, no compose_config)."""
-    compose_config([])  # initialises Hydra on the package's configs
+    initialize_hydra()  # on the package's configs
     return compose(config_name="config", overrides=overrides)
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 from hydra.utils import get_class
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
-from rnnbench.compose import CONF_DIR, compose_config, sweeper_params
+from rnnbench.compose import CONF_DIR, compose_config, initialize_hydra, sweeper_params
 from rnnbench.data.prepare import build_reader, prepare
 from rnnbench.encoders.build import known_encoders
 from rnnbench.errors import ConfigError
@@ -79,6 +79,7 @@ def test_a_kept_composition_is_what_hydra_composes_without_its_node(overrides):
     from hydra import compose
 
     kept = compose_config(overrides)
+    initialize_hydra()
     fresh = compose(config_name="config", overrides=overrides)
     assert OmegaConf.to_yaml(kept) == OmegaConf.to_yaml(fresh)
     assert "hydra" not in kept and kept._get_flag("struct") == fresh._get_flag("struct")
@@ -86,15 +87,24 @@ def test_a_kept_composition_is_what_hydra_composes_without_its_node(overrides):
     assert sweeper_params(overrides) == {k: str(v) for k, v in params.items()}
 
 
-def test_an_experiment_is_composed_once_whatever_folders_its_callers_name(monkeypatch):
-    """Folders (``paths.*=``) are applied to a copy of the composition of the other overrides, so
-    two callers naming their own folders share one composition, and each gets its own folders."""
+def _fresh_compositions(monkeypatch, tmp_path) -> list:
+    """No composition kept in this process or on disk; the list of the compositions made after."""
     import rnnbench.compose as compose_module
 
+    monkeypatch.setattr(compose_module, "_COMPOSED", {})
+    monkeypatch.setattr(compose_module, "_SWEEPS", {})
+    monkeypatch.setenv("RNNBENCH_CACHE", str(tmp_path / "cache"))
     calls = []
     real = compose_module._compose
     monkeypatch.setattr(compose_module, "_compose", lambda *a: calls.append(a) or real(*a))
-    overrides = ["experiment=rcrn_table2", "encoder=rcrn", "seed=4"]  # composed by no other test of this file
+    return calls
+
+
+def test_an_experiment_is_composed_once_whatever_folders_its_callers_name(monkeypatch, tmp_path):
+    """Folders (``paths.*=``) are applied to a copy of the composition of the other overrides, so
+    two callers naming their own folders share one composition, and each gets its own folders."""
+    calls = _fresh_compositions(monkeypatch, tmp_path)
+    overrides = ["experiment=rcrn_table2", "encoder=rcrn", "seed=4"]
     first = compose_config([*overrides, "paths.results_dir=/tmp/first"])
     second = compose_config([*overrides, "paths.results_dir=/tmp/second", "paths.runs_dir=/tmp/second/runs"])
     assert len(calls) == 1
@@ -102,6 +112,85 @@ def test_an_experiment_is_composed_once_whatever_folders_its_callers_name(monkey
     assert compose_config(overrides).paths.results_dir == compose_config([]).paths.results_dir  # the composition kept its own
     with pytest.raises(Exception, match="paths.nowhere"):  # a folder the schema lacks is Hydra's error, as before
         compose_config([*overrides, "paths.nowhere=/tmp"])
+
+
+def test_a_composition_kept_on_disk_is_the_one_composed_and_serves_another_process(monkeypatch, tmp_path):
+    """A composition is kept on disk (rnnbench.compose_cache) and read by a process that has not composed
+    it: the same config, flags and sweep as Hydra's own compose, without composing."""
+    import rnnbench.compose as compose_module
+    from hydra import compose
+
+    calls = _fresh_compositions(monkeypatch, tmp_path)
+    overrides = ["experiment=mzu_table6_laptop_fn3", "encoder=dt_gru"]
+    compose_config(overrides)
+    assert len(calls) == 1 and len(list((tmp_path / "cache" / "compositions").glob("*/*.pkl"))) == 1
+    monkeypatch.setattr(compose_module, "_COMPOSED", {})  # another process: nothing composed in it yet
+    monkeypatch.setattr(compose_module, "_SWEEPS", {})
+    kept = compose_config(overrides)
+    assert len(calls) == 1  # read, not composed
+    initialize_hydra()
+    fresh = compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    assert sweeper_params(overrides) == {k: str(v) for k, v in (fresh.hydra.sweeper.params or {}).items()}
+    with open_dict(fresh):
+        del fresh["hydra"]
+    assert OmegaConf.to_yaml(kept) == OmegaConf.to_yaml(fresh) and kept._get_flag("struct") == fresh._get_flag("struct")
+
+
+def test_a_damaged_composition_on_disk_is_composed_again(monkeypatch, tmp_path):
+    import rnnbench.compose as compose_module
+
+    calls = _fresh_compositions(monkeypatch, tmp_path)
+    expected = OmegaConf.to_yaml(compose_config(["experiment=rcrn_table5"]))
+    (entry,) = (tmp_path / "cache" / "compositions").glob("*/*.pkl")
+    entry.write_bytes(entry.read_bytes()[:100])
+    monkeypatch.setattr(compose_module, "_COMPOSED", {})
+    assert OmegaConf.to_yaml(compose_config(["experiment=rcrn_table5"])) == expected and len(calls) == 2
+
+
+def test_the_key_of_a_kept_composition_changes_with_any_config_or_source_file(tmp_path):
+    from rnnbench.compose_cache import inputs_digest
+
+    conf, package = tmp_path / "conf", tmp_path / "pkg"
+    (conf / "encoder").mkdir(parents=True)
+    package.mkdir()
+    (conf / "config.yaml").write_text("a: 1\n")
+    (conf / "encoder" / "bilstm.yaml").write_text("hidden: 100\n")
+    (package / "options.py").write_text("X = 1\n")
+    before = inputs_digest(conf, package)
+    (conf / "encoder" / "bilstm.yaml").write_text("hidden: 101\n")
+    after_config = inputs_digest(conf, package)
+    (package / "options.py").write_text("X = 2\n")
+    after_source = inputs_digest(conf, package)
+    (conf / "encoder" / "bilstm.yaml").rename(conf / "encoder" / "gru.yaml")
+    assert len({before, after_config, after_source, inputs_digest(conf, package)}) == 4
+
+
+def test_only_the_most_recent_digests_are_kept_on_disk(monkeypatch, tmp_path):
+    import os
+
+    from rnnbench import compose_cache
+
+    monkeypatch.setenv("RNNBENCH_CACHE", str(tmp_path))
+    old = [tmp_path / "compositions" / f"digest{i}" for i in range(compose_cache.KEEP + 2)]
+    for i, folder in enumerate(old):
+        folder.mkdir(parents=True)
+        os.utime(folder, (1_000_000 + i, 1_000_000 + i))  # digest0 the oldest
+    compose_cache.store(CONF_DIR, ["experiment=rcrn_table5"], "config", ("cfg", {}))
+    kept = sorted(d.name for d in (tmp_path / "compositions").iterdir())
+    assert len(kept) == compose_cache.KEEP and compose_cache.load(CONF_DIR, ["experiment=rcrn_table5"], "config") == ("cfg", {})
+    assert "digest0" not in kept and "digest2" not in kept and f"digest{compose_cache.KEEP + 1}" in kept
+
+
+def test_nothing_is_kept_on_disk_while_an_experiment_is_defined_in_memory(monkeypatch, tmp_path):
+    """An experiment in Hydra's ConfigStore (``rnnbench compare``'s) is not in the files the key digests."""
+    from hydra.core.config_store import ConfigStore
+
+    from rnnbench import compose_cache
+
+    monkeypatch.setenv("RNNBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(ConfigStore.instance(), "repo", {**ConfigStore.instance().repo, "experiment": {"x.yaml": object()}})
+    compose_cache.store(CONF_DIR, ["experiment=x"], "config", ("cfg", {}))
+    assert not (tmp_path / "compositions").exists() and compose_cache.load(CONF_DIR, ["experiment=x"], "config") is None
 
 
 @functools.cache

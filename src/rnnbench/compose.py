@@ -9,6 +9,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, open_dict
 
+from rnnbench import compose_cache
 from rnnbench.conf_dir import conf_dir
 from rnnbench.config import check_components  # importing it registers the structured-config schema
 
@@ -16,7 +17,8 @@ CONF_DIR = conf_dir()  # the package's configs (a wheel) or the checkout's conf/
 
 
 # Each composition once per process (a table's jobs, its sanity rows and its deviations compose the same
-# experiments again and again; a composition takes a fifth of a second). Interpolations (the data
+# experiments again and again; a composition takes a third of a second), and once for every process with
+# the same configs and code (rnnbench.compose_cache, on disk). Interpolations (the data
 # folder's RNNBENCH_DATA) stay unresolved in a config, so a later environment still applies.
 _COMPOSED: dict[tuple, DictConfig] = {}
 # The sweep of each composition (Hydra's ``hydra.sweeper.params``), kept from the same composition.
@@ -57,19 +59,30 @@ def _composed(overrides: list[str], config_name: str) -> tuple:
     without it, as Hydra's ``compose`` removes it when not asked for it."""
     key = (tuple(overrides), config_name)
     if key not in _COMPOSED:
-        cfg = _compose(overrides, config_name, True)
-        params = cfg.hydra.sweeper.get("params") or {}
-        _SWEEPS[key] = {str(k): str(v) for k, v in params.items()}
-        with open_dict(cfg):
-            del cfg["hydra"]
-        _COMPOSED[key] = cfg
+        kept = compose_cache.load(CONF_DIR, overrides, config_name)  # another process's, the same inputs
+        if kept is None:
+            cfg = _compose(overrides, config_name, True)
+            params = cfg.hydra.sweeper.get("params") or {}
+            sweep = {str(k): str(v) for k, v in params.items()}
+            with open_dict(cfg):
+                del cfg["hydra"]
+            compose_cache.store(CONF_DIR, overrides, config_name, (cfg, sweep))
+        else:
+            cfg, sweep = kept
+        _COMPOSED[key], _SWEEPS[key] = cfg, sweep
     return key
 
 
-def _compose(overrides: list[str], config_name: str, return_hydra_config: bool) -> DictConfig:
-    # Initialising Hydra is the slow part: do it once per process, then compose many times.
+def initialize_hydra() -> None:
+    """Hydra initialised on the package's configs, once per process (the slow part: then compose many
+    times). compose_config does it when it composes; a caller of Hydra's own ``compose`` calls it
+    first (a composition read from disk initialises nothing)."""
     if not GlobalHydra.instance().is_initialized():
         initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3")
+
+
+def _compose(overrides: list[str], config_name: str, return_hydra_config: bool) -> DictConfig:
+    initialize_hydra()
     cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=return_hydra_config)
     # Not strict: a composed config may be the base of a sweep (an experiment's encoder block holds
     # options for each encoder of its sweep); a run of it is checked strictly (config.validate).
