@@ -34,7 +34,7 @@ def compose_config(overrides: list[str] | None = None, config_name: str = "confi
         return _compose(overrides, config_name, True)
     rest, folders = _split_folders(overrides)
     cfg = copy.deepcopy(_COMPOSED[_composed(rest, config_name)])
-    if folders:
+    if folders:  # Hydra's own step for value overrides (hydra-core is pinned to 1.3): the same parsing and errors
         ConfigLoaderImpl._apply_overrides_to_config(OverridesParser.create().parse_overrides(folders), cfg)
     return cfg
 
