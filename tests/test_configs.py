@@ -181,16 +181,21 @@ def test_only_the_most_recent_digests_are_kept_on_disk(monkeypatch, tmp_path):
     assert "digest0" not in kept and "digest2" not in kept and f"digest{compose_cache.KEEP + 1}" in kept
 
 
-def test_nothing_is_kept_on_disk_while_an_experiment_is_defined_in_memory(monkeypatch, tmp_path):
-    """An experiment in Hydra's ConfigStore (``rnnbench compare``'s) is not in the files the key digests."""
-    from hydra.core.config_store import ConfigStore
+def test_an_experiment_defined_in_memory_is_part_of_the_key(monkeypatch, tmp_path):
+    """An experiment in Hydra's ConfigStore (``rnnbench compare``'s) is not in the files the key digests:
+    its content is in the key, so redefining it is another composition."""
+    from hydra.core.config_store import ConfigNode, ConfigStore
 
     from rnnbench import compose_cache
 
     monkeypatch.setenv("RNNBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr(ConfigStore.instance(), "repo", {**ConfigStore.instance().repo, "experiment": {"x.yaml": object()}})
+    repo = ConfigStore.instance().repo
+    defined = lambda value: {**repo, "experiment": {"x.yaml": ConfigNode("x.yaml", OmegaConf.create({"a": value}), "experiment", "_global_", None)}}
+    monkeypatch.setattr(ConfigStore.instance(), "repo", defined(1))
     compose_cache.store(CONF_DIR, ["experiment=x"], "config", ("cfg", {}))
-    assert not (tmp_path / "compositions").exists() and compose_cache.load(CONF_DIR, ["experiment=x"], "config") is None
+    assert compose_cache.load(CONF_DIR, ["experiment=x"], "config") == ("cfg", {})
+    monkeypatch.setattr(ConfigStore.instance(), "repo", defined(2))
+    assert compose_cache.load(CONF_DIR, ["experiment=x"], "config") is None
 
 
 @functools.cache

@@ -17,7 +17,7 @@ LAYERS = [
     {"metrics"},
     {"encoders"},
     {"heads"},
-    {"config", "compose"},  # the config schema and composition
+    {"config", "compose", "compose_cache"},  # the config schema and composition (kept on disk)
     {"results"},  # the results library: records, evidence, statistics, claims, tables; reads no config it composes
     {"training"},  # the loop, checkpoints, the sanity checks
     {"run", "inference"},

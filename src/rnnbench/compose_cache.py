@@ -7,7 +7,7 @@ checks), the Hydra and OmegaConf versions and the overrides: the key is a digest
 so a changed file or a new version is a new key, never a stale config. Interpolations stay
 unresolved in a kept composition, as in one just composed, so the environment still applies where
 they are read. Experiments defined in memory (``rnnbench compare``'s, in Hydra's ConfigStore) are
-outside the files: while any is defined nothing is read from or written to the disk.
+outside the files: their content is part of the key too.
 
 Where: ``${RNNBENCH_CACHE:-.cache/rnnbench}/compositions/<inputs digest>/``, the folders of the
 ``KEEP`` most recent digests kept (each edit of a config or of the code starts a new one). A damaged
@@ -27,6 +27,7 @@ from pathlib import Path
 import hydra
 import omegaconf
 from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SUFFIXES = (".py", ".yaml")
@@ -54,12 +55,15 @@ def _inputs_digest_once(conf_dir: Path) -> str:
     return inputs_digest(conf_dir)
 
 
-def _usable() -> bool:
-    return not ConfigStore.instance().repo.get("experiment")  # no experiment defined in memory
+def _in_memory(node) -> list:
+    """The experiments defined in memory under ``node`` of the ConfigStore, as text (name, package, YAML)."""
+    if isinstance(node, dict):
+        return [item for name in sorted(node) for item in _in_memory(node[name])]
+    return [[node.name, node.package, OmegaConf.to_yaml(node.node)]]
 
 
 def _entry(conf_dir: Path, overrides: list[str], config_name: str) -> Path:
-    key = json.dumps([config_name, overrides])
+    key = json.dumps([config_name, overrides, _in_memory(ConfigStore.instance().repo.get("experiment", {}))])
     return folder() / _inputs_digest_once(conf_dir) / f"{hashlib.sha256(key.encode()).hexdigest()}.pkl"
 
 
@@ -76,8 +80,6 @@ def _prune(current: Path) -> None:
 
 def load(conf_dir: Path, overrides: list[str], config_name: str):
     """The kept (config, sweep) of this composition, or None."""
-    if not _usable():
-        return None
     try:
         with open(_entry(conf_dir, overrides, config_name), "rb") as handle:
             return pickle.load(handle)
@@ -86,8 +88,6 @@ def load(conf_dir: Path, overrides: list[str], config_name: str):
 
 
 def store(conf_dir: Path, overrides: list[str], config_name: str, kept) -> None:
-    if not _usable():
-        return
     path = _entry(conf_dir, overrides, config_name)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
