@@ -110,3 +110,14 @@ def test_a_tiny_sweep_trains_every_screen_cell_and_writes_its_page(tmp_path):
     assert again.returncode == 0 and (tmp_path / "out" / "fhe_table4_sparsity.md").read_text() == page
     planned = subprocess.run([*command, "--plan"], capture_output=True, text=True, env=env, cwd=REPO)
     assert planned.returncode == 0 and "0 run(s) now" in planned.stdout  # the screen is done; 1-epoch runs pass no cell
+
+
+def test_the_committed_sweep_page_is_what_its_committed_evidence_gives(tmp_path):
+    """Nothing stale: results/sweeps/fhe_table4_sparsity.md is what `rnnbench sweep --no-run` writes from
+    the committed runs CSV (and the committed evidence its reference row is read from), byte for byte."""
+    committed = REPO / "results" / "sweeps"
+    (tmp_path / "fhe_table4_sparsity.runs.csv").write_bytes((committed / "fhe_table4_sparsity.runs.csv").read_bytes())
+    command = [sys.executable, "-m", "rnnbench", "sweep", "fhe_table4_sparsity", "--no-run", "--out", str(tmp_path)]
+    subprocess.run(command, check=True, cwd=REPO, capture_output=True)
+    assert (tmp_path / "fhe_table4_sparsity.md").read_text() == (committed / "fhe_table4_sparsity.md").read_text(), \
+        "results/sweeps/fhe_table4_sparsity.md is stale: `rnnbench sweep fhe_table4_sparsity --no-run` regenerates it"

@@ -120,3 +120,15 @@ def test_the_script_is_the_verb():
     assert shown.returncode == 0 and "usage: rnnbench ladder" in shown.stdout and "--no-run" in shown.stdout
     refused = subprocess.run([*script, "rcrn_table99", "--plan"], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "not a table of the ladder" in refused.stderr
+
+
+def test_the_committed_ladder_page_is_what_its_committed_evidence_gives(real_data, tmp_path, monkeypatch):
+    """Nothing stale: results/regime_ladder.md is what `rnnbench ladder --no-run` writes from the committed
+    results/regime_ladder.runs.csv, byte for byte (the data folder decides which rung-4 data are present)."""
+    monkeypatch.setenv("RNNBENCH_DATA", str(real_data))
+    committed = REPO / "results"
+    (tmp_path / "regime_ladder.runs.csv").write_bytes((committed / "regime_ladder.runs.csv").read_bytes())
+    assert ladder.main(["--no-run", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "regime_ladder.runs.csv").read_bytes() == (committed / "regime_ladder.runs.csv").read_bytes()
+    assert (tmp_path / "regime_ladder.md").read_text() == (committed / "regime_ladder.md").read_text(), \
+        "results/regime_ladder.md is stale: `rnnbench ladder --no-run` regenerates it from its CSV; commit both"
