@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hydra.errors import ConfigCompositionException
 from hydra.utils import get_class
 from omegaconf import OmegaConf, open_dict
 
@@ -110,7 +111,7 @@ def test_an_experiment_is_composed_once_whatever_folders_its_callers_name(monkey
     assert len(calls) == 1
     assert (first.paths.results_dir, second.paths.results_dir, second.paths.runs_dir) == ("/tmp/first", "/tmp/second", "/tmp/second/runs")
     assert compose_config(overrides).paths.results_dir == compose_config([]).paths.results_dir  # the composition kept its own
-    with pytest.raises(Exception, match="paths.nowhere"):  # a folder the schema lacks is Hydra's error, as before
+    with pytest.raises(ConfigCompositionException, match="paths.nowhere"):  # a folder the schema lacks: Hydra's error, as before
         compose_config([*overrides, "paths.nowhere=/tmp"])
 
 
@@ -175,9 +176,10 @@ def test_only_the_most_recent_digests_are_kept_on_disk(monkeypatch, tmp_path):
     for i, folder in enumerate(old):
         folder.mkdir(parents=True)
         os.utime(folder, (1_000_000 + i, 1_000_000 + i))  # digest0 the oldest
-    compose_cache.store(CONF_DIR, ["experiment=rcrn_table5"], "config", ("cfg", {}))
+    entry = compose_cache.entry(CONF_DIR, ["experiment=rcrn_table5"], "config")
+    compose_cache.store(entry, ("cfg", {}))
     kept = sorted(d.name for d in (tmp_path / "compositions").iterdir())
-    assert len(kept) == compose_cache.KEEP and compose_cache.load(CONF_DIR, ["experiment=rcrn_table5"], "config") == ("cfg", {})
+    assert len(kept) == compose_cache.KEEP and compose_cache.load(entry) == ("cfg", {})
     assert "digest0" not in kept and "digest2" not in kept and f"digest{compose_cache.KEEP + 1}" in kept
 
 
@@ -192,10 +194,10 @@ def test_an_experiment_defined_in_memory_is_part_of_the_key(monkeypatch, tmp_pat
     repo = ConfigStore.instance().repo
     defined = lambda value: {**repo, "experiment": {"x.yaml": ConfigNode("x.yaml", OmegaConf.create({"a": value}), "experiment", "_global_", None)}}
     monkeypatch.setattr(ConfigStore.instance(), "repo", defined(1))
-    compose_cache.store(CONF_DIR, ["experiment=x"], "config", ("cfg", {}))
-    assert compose_cache.load(CONF_DIR, ["experiment=x"], "config") == ("cfg", {})
+    compose_cache.store(compose_cache.entry(CONF_DIR, ["experiment=x"], "config"), ("cfg", {}))
+    assert compose_cache.load(compose_cache.entry(CONF_DIR, ["experiment=x"], "config")) == ("cfg", {})
     monkeypatch.setattr(ConfigStore.instance(), "repo", defined(2))
-    assert compose_cache.load(CONF_DIR, ["experiment=x"], "config") is None
+    assert compose_cache.load(compose_cache.entry(CONF_DIR, ["experiment=x"], "config")) is None
 
 
 @functools.cache

@@ -59,14 +59,15 @@ def _composed(overrides: list[str], config_name: str) -> tuple:
     without it, as Hydra's ``compose`` removes it when not asked for it."""
     key = (tuple(overrides), config_name)
     if key not in _COMPOSED:
-        kept = compose_cache.load(CONF_DIR, overrides, config_name)  # another process's, the same inputs
+        entry = compose_cache.entry(CONF_DIR, overrides, config_name)
+        kept = compose_cache.load(entry)  # another process's, the same inputs
         if kept is None:
             cfg = _compose(overrides, config_name, True)
             params = cfg.hydra.sweeper.get("params") or {}
             sweep = {str(k): str(v) for k, v in params.items()}
             with open_dict(cfg):
                 del cfg["hydra"]
-            compose_cache.store(CONF_DIR, overrides, config_name, (cfg, sweep))
+            compose_cache.store(entry, (cfg, sweep))
         else:
             cfg, sweep = kept
         _COMPOSED[key], _SWEEPS[key] = cfg, sweep

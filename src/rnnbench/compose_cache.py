@@ -62,7 +62,8 @@ def _in_memory(node) -> list:
     return [[node.name, node.package, OmegaConf.to_yaml(node.node)]]
 
 
-def _entry(conf_dir: Path, overrides: list[str], config_name: str) -> Path:
+def entry(conf_dir: Path, overrides: list[str], config_name: str) -> Path:
+    """Where this composition is kept."""
     key = json.dumps([config_name, overrides, _in_memory(ConfigStore.instance().repo.get("experiment", {}))])
     return folder() / _inputs_digest_once(conf_dir) / f"{hashlib.sha256(key.encode()).hexdigest()}.pkl"
 
@@ -78,17 +79,16 @@ def _prune(current: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)  # a process still reading it composes again
 
 
-def load(conf_dir: Path, overrides: list[str], config_name: str):
-    """The kept (config, sweep) of this composition, or None."""
+def load(path: Path):
+    """The (config, sweep) kept at ``path`` (an ``entry``), or None."""
     try:
-        with open(_entry(conf_dir, overrides, config_name), "rb") as handle:
+        with open(path, "rb") as handle:
             return pickle.load(handle)
     except Exception:  # absent, damaged or from elsewhere: compose it again
         return None
 
 
-def store(conf_dir: Path, overrides: list[str], config_name: str, kept) -> None:
-    path = _entry(conf_dir, overrides, config_name)
+def store(path: Path, kept) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         if not path.parent.is_dir():  # a new digest: the first composition kept for these inputs
