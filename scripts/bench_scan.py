@@ -100,16 +100,32 @@ def wall_bench(fn, repeats: int = 1) -> float:
 def measure(device: str, bench, large=LARGE, ours=OURS) -> dict:
     """{"large": [row per phase], "ours": [row per length and phase], "copy_gbps": the fastest copy
     bandwidth of the large problem, "configs": the autotuned configs of the scan's kernels}; a row has
-    the shape, phase, bytes, the scan's ms and the same bytes' copy ms."""
+    the shape, phase, bytes, the scan's ms (the kernels' default variant), the same bytes' copy ms and
+    ``variants_ms``: the other variants' ms on the same inputs (the step kernels beside the chunked)."""
     from rnnbench.kernels import dispatch
+
+    from rnnbench.kernels.gated_scan import triton as backend
+
+    def timed(variant, call):
+        backend.VARIANT = variant
+        try:
+            return bench(call)
+        finally:
+            backend.VARIANT = default
 
     def row(B, T, D, phase):
         nbytes = traffic(B, T, D, phase)
-        scan_ms = bench(scan_call(B, T, D, phase, device))
+        call = scan_call(B, T, D, phase, device)
+        scan_ms = timed(default, call)
+        others = {variant: timed(variant, call) for variant in backend.VARIANTS if variant != default}
+        del call
         _free(device)
         copy_ms = bench(copy_call(nbytes, device))
         _free(device)
-        return {"B": B, "T": T, "D": D, "phase": phase, "bytes": nbytes, "scan_ms": scan_ms, "copy_ms": copy_ms}
+        return {"B": B, "T": T, "D": D, "phase": phase, "bytes": nbytes, "scan_ms": scan_ms, "copy_ms": copy_ms,
+                "variants_ms": others}
+
+    default = backend.VARIANT
 
     B, T, D = large
     big = [row(B, T, D, phase) for phase in PHASES]
@@ -162,6 +178,16 @@ def markdown(result: dict, how: str) -> list[str]:
         lines.append(f"| {r['T']} | {r['phase']} | {r['bytes'] / 1e6:.1f} | {r['scan_ms'] * 1e3:.1f} | "
                      f"{r['scan_ms'] * 1e3 / r['T']:.2f} | {floor_us:.1f} | {r['scan_ms'] * 1e3 / floor_us:.1f}× | "
                      f"{r['copy_ms'] * 1e3:.1f} |")
+    others = sorted({v for r in result["large"] + result["ours"] for v in r.get("variants_ms", {})})
+    for variant in others:
+        lines += ["", f"The `{variant}` kernels on the same inputs, timed beside the default ones: their time over the "
+                  "default's (above 1: the default is faster).", "",
+                  "| shape | phase | default ms | " + variant + " ms | " + variant + " / default |", "|---|---|---:|---:|---:|"]
+        for r in result["large"] + result["ours"]:
+            if variant in r.get("variants_ms", {}):
+                ms = r["variants_ms"][variant]
+                lines.append(f"| {r['B']}×{r['T']}×{r['D']} | {r['phase']} | {r['scan_ms']:.4f} | {ms:.4f} | "
+                             f"{ms / r['scan_ms']:.2f}× |")
     lines += ["", "Autotuned configs of the scan's kernels (key: D, HAS_O, LOGITS[, SAVE], then the tensors' dtypes):", ""]
     lines += [f"- `{kernel}`: " + "; ".join(f"{key} → {config}" for key, config in keys.items())
               for kernel, keys in sorted(result["configs"].items())] or ["- none recorded"]
@@ -179,6 +205,7 @@ def run(quick: bool) -> tuple[dict, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tiny sizes; on a machine without CUDA, the CPU and Triton's interpreter")
+    parser.add_argument("--out", default=None, help="also write the tables and targets to this markdown file")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         if not args.quick:
@@ -187,9 +214,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         os.environ["TRITON_INTERPRET"] = "1"  # read when the kernels are defined, which is after this
     result, how = run(args.quick)
-    print("\n".join(markdown(result, how)))
-    for what, met, detail in targets(result):
-        print(f"{'met' if met else 'NOT MET'}: {what}: {detail}")
+    text = "\n".join(markdown(result, how))
+    verdicts = [f"- {'met' if met else 'NOT MET'}: {what}: {detail}" for what, met, detail in targets(result)]
+    print(text + "\n\n" + "\n".join(verdicts))
+    if args.out:
+        from pathlib import Path
+
+        from rnnbench.results.run_record import git_commit
+
+        device = torch.cuda.get_device_name() if torch.cuda.is_available() else "the CPU (a dry run)"
+        head = [f"# The gated scan's kernels on {device}", "",
+                f"torch {torch.__version__}; code {git_commit()}; {time.strftime('%Y-%m-%d')}. "
+                "Written by `python scripts/bench_scan.py --out` (make gpu-check writes the same tables into gpu.md).", ""]
+        Path(args.out).write_text("\n".join(head) + "\n" + text + "\n\n## Targets\n\n" + "\n".join(verdicts) + "\n")
     return 0
 
 

@@ -109,6 +109,21 @@ def test_shapes_match_reference(impl, B, T, D, lengths, reverse):
     check(impl, make_case(B, T, D, lengths, logits=True), reverse=reverse, logits=True)
 
 
+@pytest.mark.parametrize("variant", ["chunked", "step"])
+@pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
+@pytest.mark.parametrize("has_o", [False, True], ids=["h=c", "gated"])
+def test_both_triton_variants_match_reference_with_holes_in_the_mask(monkeypatch, variant, reverse, has_o):
+    """The chunked kernels (tiles of steps scanned at once; 4 steps a tile in the interpreter) and the
+    step kernels, over tile boundaries and a mask with padding inside a sequence as well as after it."""
+    from rnnbench.kernels.gated_scan import triton as kernels
+
+    monkeypatch.setattr(kernels, "VARIANT", variant)
+    case = make_case(3, 11, 33, [11, 9, 1], logits=True, has_o=has_o, seed=3)
+    case["mask"][0, [0, 3, 4, 5, 8]] = False  # holes: at the start, a run across a tile boundary, inside a tile
+    case["mask"][1, [4, 7]] = False
+    check("triton", case, reverse=reverse, logits=True)
+
+
 @pytest.mark.parametrize("impl", FAST)
 @pytest.mark.parametrize("reverse", [False, True], ids=["fwd", "rev"])
 @pytest.mark.parametrize("has_o", [False, True], ids=["h=c", "gated"])
@@ -177,17 +192,19 @@ def test_cpu_backward_gradcheck(reverse, logits):
 
 @pytest.mark.slow
 def test_triton_kernels_compile_for_a_gpu(tmp_path):
-    """The interpreter does not type-check like the compiler: compile both kernels for
-    a CUDA target (sm_80, no GPU needed) in a process without TRITON_INTERPRET."""
+    """The interpreter does not type-check like the compiler: compile every kernel (both
+    variants, forward and backward) for a CUDA target (sm_80, no GPU needed) in a process
+    without TRITON_INTERPRET."""
     script = textwrap.dedent(
         """
         import triton
         from triton.backends.compiler import GPUTarget
         from rnnbench.kernels.gated_scan import triton as kernels
 
-        flags = {"HAS_O": True, "HAS_C0": True, "SAVE": True, "REVERSE": True, "LOGITS": True, "BLOCK_D": 128}
+        flags = {"HAS_O": True, "HAS_C0": True, "SAVE": True, "REVERSE": True, "LOGITS": True, "BLOCK_T": 16, "BLOCK_D": 128}
         state = {"c0_ptr", "c_prev_ptr", "c_last_ptr", "dc_last_ptr", "dc0_ptr"}
-        for kernel in (kernels._forward_kernel, kernels._backward_kernel):
+        for kernel in (kernels._forward_kernel, kernels._backward_kernel, kernels._step_forward_kernel,
+                       kernels._step_backward_kernel):
             fn = kernel.fn
             consts = {name: value for name, value in flags.items() if name in fn.arg_names}
             for dtype in ("fp32", "bf16"):
