@@ -100,32 +100,30 @@ def wall_bench(fn, repeats: int = 1) -> float:
 def measure(device: str, bench, large=LARGE, ours=OURS) -> dict:
     """{"large": [row per phase], "ours": [row per length and phase], "copy_gbps": the fastest copy
     bandwidth of the large problem, "configs": the autotuned configs of the scan's kernels}; a row has
-    the shape, phase, bytes, the scan's ms (the kernels' default variant), the same bytes' copy ms and
-    ``variants_ms``: the other variants' ms on the same inputs (the step kernels beside the chunked)."""
+    the shape, phase, bytes, the scan's ms (the pass's default ``variant`` of the kernels), the same bytes'
+    copy ms and ``variants_ms``: every variant's ms on the same inputs (chunked and step)."""
     from rnnbench.kernels import dispatch
-
     from rnnbench.kernels.gated_scan import triton as backend
 
     def timed(variant, call):
-        backend.VARIANT = variant
+        before = dict(backend.VARIANT)
+        backend.VARIANT.update(forward=variant, backward=variant)
         try:
             return bench(call)
         finally:
-            backend.VARIANT = default
+            backend.VARIANT.update(before)
 
     def row(B, T, D, phase):
         nbytes = traffic(B, T, D, phase)
         call = scan_call(B, T, D, phase, device)
-        scan_ms = timed(default, call)
-        others = {variant: timed(variant, call) for variant in backend.VARIANTS if variant != default}
+        default = backend.VARIANT["backward" if phase == "backward" else "forward"]
+        variants = {variant: timed(variant, call) for variant in backend.VARIANTS}
         del call
         _free(device)
         copy_ms = bench(copy_call(nbytes, device))
         _free(device)
-        return {"B": B, "T": T, "D": D, "phase": phase, "bytes": nbytes, "scan_ms": scan_ms, "copy_ms": copy_ms,
-                "variants_ms": others}
-
-    default = backend.VARIANT
+        return {"B": B, "T": T, "D": D, "phase": phase, "bytes": nbytes, "scan_ms": variants[default], "copy_ms": copy_ms,
+                "variant": default, "variants_ms": variants}
 
     B, T, D = large
     big = [row(B, T, D, phase) for phase in PHASES]
@@ -178,16 +176,16 @@ def markdown(result: dict, how: str) -> list[str]:
         lines.append(f"| {r['T']} | {r['phase']} | {r['bytes'] / 1e6:.1f} | {r['scan_ms'] * 1e3:.1f} | "
                      f"{r['scan_ms'] * 1e3 / r['T']:.2f} | {floor_us:.1f} | {r['scan_ms'] * 1e3 / floor_us:.1f}× | "
                      f"{r['copy_ms'] * 1e3:.1f} |")
-    others = sorted({v for r in result["large"] + result["ours"] for v in r.get("variants_ms", {})})
-    for variant in others:
-        lines += ["", f"The `{variant}` kernels on the same inputs, timed beside the default ones: their time over the "
-                  "default's (above 1: the default is faster).", "",
-                  "| shape | phase | default ms | " + variant + " ms | " + variant + " / default |", "|---|---|---:|---:|---:|"]
+    variants = sorted({v for r in result["large"] + result["ours"] for v in r.get("variants_ms", {})})
+    if variants:
+        lines += ["", "Each variant of the kernels on the same inputs (gated_scan's Triton module: `chunked` reads a tile of "
+                  "steps at once and scans it, `step` one step at a time); the tables above time the pass's default.", "",
+                  "| shape | phase | " + " | ".join(f"{v} ms" for v in variants) + " | default |",
+                  "|---|---|" + "---:|" * len(variants) + "---|"]
         for r in result["large"] + result["ours"]:
-            if variant in r.get("variants_ms", {}):
-                ms = r["variants_ms"][variant]
-                lines.append(f"| {r['B']}×{r['T']}×{r['D']} | {r['phase']} | {r['scan_ms']:.4f} | {ms:.4f} | "
-                             f"{ms / r['scan_ms']:.2f}× |")
+            ms = r.get("variants_ms", {})
+            lines.append(f"| {r['B']}×{r['T']}×{r['D']} | {r['phase']} | "
+                         + " | ".join(f"{ms[v]:.4f}" if v in ms else "–" for v in variants) + f" | {r.get('variant', '–')} |")
     lines += ["", "Autotuned configs of the scan's kernels (key: D, HAS_O, LOGITS[, SAVE], then the tensors' dtypes):", ""]
     lines += [f"- `{kernel}`: " + "; ".join(f"{key} → {config}" for key, config in keys.items())
               for kernel, keys in sorted(result["configs"].items())] or ["- none recorded"]

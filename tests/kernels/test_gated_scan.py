@@ -117,7 +117,7 @@ def test_both_triton_variants_match_reference_with_holes_in_the_mask(monkeypatch
     step kernels, over tile boundaries and a mask with padding inside a sequence as well as after it."""
     from rnnbench.kernels.gated_scan import triton as kernels
 
-    monkeypatch.setattr(kernels, "VARIANT", variant)
+    monkeypatch.setattr(kernels, "VARIANT", {"forward": variant, "backward": variant})
     case = make_case(3, 11, 33, [11, 9, 1], logits=True, has_o=has_o, seed=3)
     case["mask"][0, [0, 3, 4, 5, 8]] = False  # holes: at the start, a run across a tile boundary, inside a tile
     case["mask"][1, [4, 7]] = False
