@@ -15,8 +15,8 @@ Implementations (names and fallback: ``rnnbench.kernels.dispatch``):
 - ``cpu`` (``cpu.py``, ``cpu.c``): one compiled pass over time per direction, batch
   rows split across threads.
 - ``triton`` (``triton.py``): one program per (sequence, channel block) looping over
-  time with the state in registers; the forward a tile of steps at a time, scanned
-  associatively, the backward one step at a time (both variants exist for each pass).
+  time with the state in registers, a tile of steps at a time, scanned associatively
+  (a variant that takes one step at a time is kept for comparison).
 
 No ``torch`` fast path: without a C compiler the CPU runs the reference. Both fast
 implementations keep the state in float32 for float32 and bfloat16 inputs and share
