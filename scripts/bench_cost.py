@@ -89,8 +89,11 @@ SRU = "sru"
 WHOLE_STACK = {"3l_bilstm_padded": ("3l_bilstm", 3, False), "3l_bilstm_packed": ("3l_bilstm", 3, True),
                "bilstm_padded": ("bilstm", 1, False), "bilstm_packed": ("bilstm", 1, True)}
 FAST_BASELINE = "3l_bilstm_padded"  # the baseline at its fastest: the cost targets are ratios to it
-ENCODERS = ("bilstm", "3l_bilstm", *WHOLE_STACK, "rcrn", "dcu", "sim_dcu", "mzu_cap", "fhe", SRU)
-OUTSIDE = (SRU, *WHOLE_STACK)  # rows that are not an encoder config of conf/encoder/
+# An encoder with a kernel variant that is off by default switched on, timed beside it (CUDA only):
+# RCRN with multi_lstm's step loops as one persistent Triton launch per pass.
+KERNEL_VARIANTS = {"rcrn_persistent": "rcrn"}
+ENCODERS = ("bilstm", "3l_bilstm", *WHOLE_STACK, "rcrn", *KERNEL_VARIANTS, "dcu", "sim_dcu", "mzu_cap", "fhe", SRU)
+OUTSIDE = (SRU, *WHOLE_STACK, *KERNEL_VARIANTS)  # rows that are not an encoder config of conf/encoder/
 # Warm-up of each (encoder, length, phase): at least WARM_MIN calls, then more while the last call took
 # over SETTLED x the fastest, up to WARM_MAX calls.
 WARM_MIN, WARM_MAX, SETTLED = 3, 10, 1.5
@@ -113,7 +116,7 @@ def _config(name: str):
 
     from rnnbench.compose import compose_config
 
-    base = "bilstm" if name == SRU else WHOLE_STACK[name][0] if name in WHOLE_STACK else name
+    base = "bilstm" if name == SRU else WHOLE_STACK[name][0] if name in WHOLE_STACK else KERNEL_VARIANTS.get(name, name)
     cfg = compose_config(["task=imdb", f"encoder={base}", "embedding=random",
                           f"embedding.dim={INPUT}", f"trainer.batch_size={BATCH}", f"trainer.lr={LR}"])
     with open_dict(cfg):
@@ -193,6 +196,16 @@ def build(name: str, device: str):
     elif name in WHOLE_STACK:
         _, layers, packed = WHOLE_STACK[name]
         model.encoder = WholeStackLSTM(INPUT, HIDDEN, layers, packed)
+    elif name in KERNEL_VARIANTS:
+        from rnnbench.kernels.multi_lstm import persistent
+
+        encoder_forward = model.encoder.forward
+
+        def forward(*args, **kwargs):
+            with persistent.enabled():
+                return encoder_forward(*args, **kwargs)
+
+        model.encoder.forward = forward
     model = model.to(device)
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=LR)
     return model, optimizer
@@ -594,6 +607,9 @@ def markdown(results: dict, parameters: dict[str, int], info: dict, args, second
               f"padding), `*_packed` the same call on the batch packed by length.",
               "- `dcu` runs one direction (the paper's), at hidden 200; `sim_dcu` and `mzu_cap` and `fhe` at hidden 200 too "
               "(`fhe` one direction with unconditional gates: the IMDb head passes no context).",
+              *([f"- `{name}`: `{base}` with its BiLSTMs' step loops as one persistent Triton launch per pass "
+                 "(`kernels/multi_lstm/persistent.py`, off by default), the same parameters and outputs."
+                 for name, base in KERNEL_VARIANTS.items() if name in names]),
               f"- Evidence: [{TABLE}{'_cuda' if cuda else ''}.csv]({TABLE}{'_cuda' if cuda else ''}.csv) (one row per encoder, "
               f"column and round, the round as `seed`; seconds per epoch and per example as above; per round also "
               f"`log_ratio_to_baseline`, the log of the row's time over `{BASELINE}`'s in the same round, the training step's "
@@ -699,6 +715,10 @@ def run(args, say=print) -> dict[str, Path]:
     started, load_before = time.perf_counter(), _load()
     names = list(dict.fromkeys([BASELINE, *args.encoders]))
     args.left_out = {}
+    for name in KERNEL_VARIANTS:
+        if name in names and args.device != "cuda":
+            names.remove(name)  # the variant's kernels run on CUDA only: here it would time its base encoder again
+            args.left_out[name] = "a CUDA kernel variant"
     if SRU in names and (reason := outside_reference_fails(args.device)):
         names.remove(SRU)  # an outside package that cannot run here is a note, not a failed table
         args.left_out[SRU] = reason
@@ -713,6 +733,8 @@ def run(args, say=print) -> dict[str, Path]:
         elif name in WHOLE_STACK:
             _, layers, packed = WHOLE_STACK[name]
             encoder = f"torch.nn.LSTM:{layers} layers, bidirectional, {'packed' if packed else 'padded'}"
+        elif name in KERNEL_VARIANTS:
+            encoder = f"{v['encoder']} (multi_lstm: persistent Triton kernels)"
         else:
             encoder = v["encoder"]
         versions[name] = json.dumps({"encoder": encoder} if name == SRU else {"encoder": encoder, "head": v["head"]}, sort_keys=True)

@@ -112,7 +112,7 @@ def test_quick_runs_the_whole_check_on_the_cpu_and_writes_every_part(tmp_path, m
     assert module.main(["--quick", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "gpu.md").read_text()
     assert "Dry run (`--quick`)" in text and "(CPU)**" in text
-    assert "## Triton kernels against the reference (Triton's interpreter, CPU): 4 of 4 passed" in text
+    assert "## Triton kernels against the reference (Triton's interpreter, CPU): 5 of 5 passed" in text
     assert "## Gated-scan bandwidth: 1 of 1 passed" in text and "| inference |" in text
     assert "## Cost table: 1 of 1 passed" in text and "## A short training run of one encoder on CPU: 1 of 1 passed" in text
     assert "| `rcrn` train ≤ 0.6× `3l_bilstm_padded` |" in text and "scan backward, length 4" in text

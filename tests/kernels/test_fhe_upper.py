@@ -126,3 +126,14 @@ def test_unknown_impl_is_named():
     x, gates, mask, weights = problem([2], "open", 3, 5)
     with pytest.raises(ValueError, match="known: auto, reference, torch, cpu, triton"):
         op.fhe_upper(x, gates, mask, *weights, impl="cuda")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"lengths{c[0]}-{c[1]}-H{c[3]}")
+def test_the_persistent_triton_recurrence_over_the_open_positions(monkeypatch, case):
+    """FHE's upper LSTM with its step loops as one Triton launch per pass (multi_lstm/persistent.py)."""
+    from rnnbench.kernels.multi_lstm import persistent
+
+    monkeypatch.setattr(persistent, "ENABLED", True)
+    x, gates, mask, weights = problem(*case)
+    expected = outputs_and_grads("reference", x, gates, mask, weights)
+    assert_same(outputs_and_grads("triton", x, gates, mask, weights), expected, rtol=1e-5, atol=1e-6)

@@ -141,3 +141,62 @@ def test_mismatched_weights_are_refused():
     x, mask, w_ih, w_hh, bias = problem([2], 2, 2, 1, True)
     with pytest.raises(ValueError, match=r"w_hh \[D, 4H, H\]"):
         M.multi_lstm(x, mask, w_ih, w_hh[:, :7], bias)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"lengths{c[0]}-H{c[2]}-N{c[3]}-{'bi' if c[4] else 'uni'}")
+def test_the_persistent_triton_recurrence_matches_reference(monkeypatch, case):
+    """The step loops as one Triton launch per pass (persistent.py): outputs and every gradient as the
+    reference's, padding exactly 0; hidden sizes below, at and above the interpreter's block of 16."""
+    from rnnbench.kernels.multi_lstm import persistent
+
+    monkeypatch.setattr(persistent, "ENABLED", True)
+    launched = []
+    for name in ("forward", "backward"):
+        monkeypatch.setattr(persistent, name, lambda *a, _f=getattr(persistent, name), _n=name: launched.append(_n) or _f(*a))
+    lengths, I, H, N, bidirectional = case
+    args = problem(lengths, I, H, N, bidirectional)
+    expected = outputs_and_grads(lambda *a: M.reference(*a, bidirectional=bidirectional), *args)
+    got = outputs_and_grads(lambda *a: run("triton", *a, bidirectional=bidirectional), *args)
+    assert launched == ["forward", "backward"]
+    assert_same(got, expected, rtol=1e-5, atol=2e-6)
+    assert torch.all(got[0][~args[1]] == 0)
+
+
+def test_the_persistent_recurrence_is_off_by_default_and_never_for_other_cells():
+    from rnnbench.kernels.multi_lstm import persistent
+    from rnnbench.kernels.multi_lstm.triton import TritonCell
+
+    x = torch.zeros(1, 1, 1)
+    assert not persistent.ENABLED and not fused.persistent_applies(TritonCell, x)
+    assert not fused.persistent_applies(fused.TorchCell, x)
+
+
+@pytest.mark.slow
+def test_the_persistent_kernels_compile_for_a_gpu(tmp_path):
+    """The interpreter does not type-check like the compiler (nor does it run tl.dot's GPU lowering):
+    compile both persistent kernels for a CUDA target (sm_80, no GPU needed) without TRITON_INTERPRET."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from rnnbench.kernels.multi_lstm import persistent
+
+        flags = {"HAS_R": True, "HAS_DR": True, "BLOCK_B": 16, "BLOCK_H": 64, "BLOCK_K": 32}
+        for kernel in (persistent._forward_kernel, persistent._backward_kernel):
+            fn = kernel.fn
+            consts = {name: value for name, value in flags.items() if name in fn.arg_names}
+            signature = {name: "constexpr" if name in consts else "*i64" if name == "len_ptr"
+                         else "*fp32" if name.endswith("_ptr") else "i64" for name in fn.arg_names}
+            constexprs = {(fn.arg_names.index(name),): value for name, value in consts.items()}
+            triton.compile(triton.compiler.ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 80, 32))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_CACHE_DIR"] = str(tmp_path)
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]

@@ -83,3 +83,15 @@ def test_cpu_is_the_default_on_cpu():
 def test_unknown_impl_is_refused():
     with pytest.raises(ValueError, match="unknown impl"):
         R.residual_lstm(*problem([2], 2, 2), impl="cuda")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"lengths{c[0]}-I{c[1]}-H{c[2]}")
+def test_the_persistent_triton_recurrence_adds_the_residual_as_the_reference(monkeypatch, case):
+    """The step loops as one Triton launch per pass (multi_lstm/persistent.py), with the lateral residual."""
+    from rnnbench.kernels.multi_lstm import persistent
+
+    monkeypatch.setattr(persistent, "ENABLED", True)
+    args = problem(*case)
+    got = outputs_and_grads(lambda *a: R.residual_lstm(*a, impl="triton"), *args)
+    assert_same(got, outputs_and_grads(R.reference, *args), rtol=1e-5, atol=2e-6)
+    assert torch.all(got[0][~args[2]] == 0)

@@ -247,3 +247,22 @@ def test_the_table_says_how_it_was_timed(bench):
     assert "| `rcrn` | train | 1200 | 4.40 | 11.00 | 40% | `bmm_kernel/x` ×512 (2.00 ms); `_forward_kernel` ×256 (1.00 ms) |" in text
     record.compiles = {16: None}
     assert "not counted (this Triton has no compile hook)" in "\n".join(bench.timing_section(record, results, ["rcrn"], cuda=True))
+
+
+def test_the_kernel_variant_row_runs_its_encoder_with_the_variant_on_and_only_on_cuda(bench, monkeypatch):
+    """`rcrn_persistent` is `rcrn` (same parameters, same outputs) with multi_lstm's persistent kernels switched
+    on for its calls; on the CPU it is left out (it would time `rcrn` again)."""
+    from rnnbench.encoders.rcrn import RCRN
+    from rnnbench.kernels.multi_lstm import persistent
+
+    seen = []
+    birnns = RCRN._birnns
+    monkeypatch.setattr(RCRN, "_birnns", lambda self, x, mask: seen.append(persistent.ENABLED) or birnns(self, x, mask))
+    batch = bench.batch_of(8, "cpu")
+    (variant, _), (plain, _) = bench.build("rcrn_persistent", "cpu"), bench.build("rcrn", "cpu")
+    assert variant.encoder.num_parameters() == plain.encoder.num_parameters()
+    with torch.no_grad():
+        variant.eval(), plain.eval()
+        assert torch.equal(variant(batch)[0].logits, plain(batch)[0].logits)  # on the CPU the variant changes nothing
+    assert seen[0] is True and seen[-1] is False and not persistent.ENABLED
+    assert "rcrn_persistent" in bench.ENCODERS and "rcrn_persistent" in bench.OUTSIDE

@@ -36,6 +36,7 @@ class _Layout:
     def __init__(self, mask: torch.Tensor, T: int, groups: int):
         lengths = mask.long().sum(dim=1)
         lengths, self.order = lengths.sort(descending=True, stable=True)
+        self.lengths = lengths  # of the sorted rows
         self.position = torch.empty_like(self.order)
         self.position[self.order] = torch.arange(len(self.order), device=self.order.device)
         counts = torch.bincount(lengths, minlength=T + 1)[: T + 1].cpu()
@@ -77,6 +78,16 @@ class _Layout:
         return y.reshape(D * T * B, H).index_select(0, index.reshape(-1)).view(B, T, D, H)
 
 
+def persistent_applies(cell, x) -> bool:
+    """Whether the step loops run as one launch each (``persistent``: Triton's cell on float32, when enabled).
+    Imports Triton only when the cell is Triton's."""
+    if getattr(cell, "__name__", "") != "TritonCell":
+        return False
+    from rnnbench.kernels.multi_lstm import persistent
+
+    return persistent.applies(cell, x)
+
+
 _CHUNK_ROWS = 512  # (step, sequence) rows per weight-gradient matrix multiply in the backward
 
 
@@ -97,10 +108,15 @@ class _Recurrence(torch.autograd.Function):
             torch.mm(xs[d % layout.groups].view(T * B, I), w_ih[d].t(), out=acts[d].view(T * B, H4))
         r = None if residual is None else layout.to_internal(residual)
         c, tanh_c, h = x.new_empty(D, T, B, H), x.new_empty(D, T, B, H), x.new_empty(D, T, B, H)
-        rec = x.new_empty(D * B * H4)
+        whole = persistent_applies(cell, x)
+        if whole:  # the step loop in one launch (persistent.py)
+            from rnnbench.kernels.multi_lstm import persistent
+
+            persistent.forward(acts, w_hh, bias, layout.lengths, c, tanh_c, h, r)
+        rec = x.new_empty(0 if whole else D * B * H4)
         w_hh_t = w_hh.transpose(1, 2).contiguous()  # a transposed view would be copied by every step's bmm
         bias = bias.unsqueeze(1)
-        for t, n in enumerate(layout.active):
+        for t, n in enumerate([] if whole else layout.active):
             h[:, t, n:] = 0  # padding
             if n == 0:
                 continue
@@ -112,7 +128,7 @@ class _Recurrence(torch.autograd.Function):
             cell.forward(acts[:, t, :n], step_rec, None if t == 0 else c[:, t - 1, :n], c[:, t, :n], tanh_c[:, t, :n],
                          h[:, t, :n], None if r is None else r[:, t, :n])
         ctx.save_for_backward(w_ih, w_hh, acts, c, tanh_c, h)
-        ctx.layout, ctx.cell, ctx.has_residual = layout, cell, residual is not None
+        ctx.layout, ctx.cell, ctx.has_residual, ctx.whole = layout, cell, residual is not None, whole
         ctx.xs = xs if ctx.needs_input_grad[1] else None  # the inputs as the projection read them
         return layout.to_external(h)
 
@@ -133,14 +149,19 @@ class _Recurrence(torch.autograd.Function):
         # Gate gradients of STEPS consecutive steps at a time, then their share of the
         # weight and input gradients: large matrix multiplies on a buffer still in cache
         # (the first share of each gradient overwrites, beta = 0: no zero-filling).
-        steps = min(T, max(1, _CHUNK_ROWS // B))
-        da = acts.new_empty(D, steps, B, H4)
+        if ctx.whole:  # every step's gate gradients in one launch, then the weight gradients at once
+            from rnnbench.kernels.multi_lstm import persistent
+
+            steps, da = T, persistent.backward(acts, w_hh, layout.lengths, c, tanh_c, dh_out, dr)
+        else:
+            steps = min(T, max(1, _CHUNK_ROWS // B))
+            da = acts.new_empty(D, steps, B, H4)
         dc = acts.new_zeros(D, B, H)
         dh_rec = None
         for t0 in reversed(range(0, T, steps)):
             t1 = min(t0 + steps, T)
             beta = int(t1 < T)
-            for t in range(t1 - 1, t0 - 1, -1):
+            for t in [] if ctx.whole else range(t1 - 1, t0 - 1, -1):
                 n, j = layout.active[t], t - t0
                 da[:, j, n:] = 0  # padding: no gradient
                 if n:
