@@ -7,7 +7,8 @@ profiles). Here one program owns one direction and BLOCK_B sorted rows of the ba
 loops over all steps itself: each step it multiplies its rows' h_{t-1} by the direction's
 recurrent weight (read from L2, it fits there: 6 directions of 800 x 200 floats are 3.8 MB),
 applies the cell and writes h_t, then waits at a barrier for its own threads before the
-next step reads h_t. No program needs another's rows, so nothing is synchronised across
+next step reads h_t (those reads skip L1, ``.cg``: what another thread of the program wrote
+is read from L2). No program needs another's rows, so nothing is synchronised across
 programs. The backward runs the same loop in reverse: dL/dh_t is the output's gradient
 plus the gate gradients of step t+1 times the recurrent weight, and the gate gradients of
 every step go to one buffer, from which ``fused`` takes the weight and input gradients as
@@ -75,7 +76,7 @@ def _forward_kernel(
                 for k in range(0, H, BLOCK_K):
                     ks = k + tl.arange(0, BLOCK_K)
                     hp = tl.load(h_ptr + d * ss_d + (t - 1) * ss_t + rows[:, None] * ss_b + ks[None, :],
-                                 mask=ks[None, :] < H * live[:, None], other=0.0)
+                                 mask=ks[None, :] < H * live[:, None], other=0.0, cache_modifier=".cg")
                     wm = units[None, :] < H * (ks < H).to(tl.int32)[:, None]  # [BLOCK_K, BLOCK_H]
                     wt = w_d + units[None, :] * H + ks[:, None]  # W^T: w[d, gate * H + unit, k]
                     ri += tl.dot(hp, tl.load(wt, mask=wm, other=0.0), input_precision="ieee")
@@ -90,7 +91,7 @@ def _forward_kernel(
             s = d * ss_d + t * ss_t + rows[:, None] * ss_b + units[None, :]
             c = i * g
             if t > 0:
-                c += f * tl.load(c_ptr + s - ss_t, mask=m, other=0.0)
+                c += f * tl.load(c_ptr + s - ss_t, mask=m, other=0.0, cache_modifier=".cg")
             tc = _tanh(c)
             h = o * tc
             if HAS_R:
@@ -132,7 +133,7 @@ def _backward_kernel(
                 for k in range(0, 4 * H, BLOCK_K):
                     ks = k + tl.arange(0, BLOCK_K)
                     dap = tl.load(da_ptr + d * sa_d + (t + 1) * sa_t + rows[:, None] * sa_b + ks[None, :],
-                                  mask=ks[None, :] < 4 * H * live[:, None], other=0.0)
+                                  mask=ks[None, :] < 4 * H * live[:, None], other=0.0, cache_modifier=".cg")
                     wm = units[None, :] < H * (ks < 4 * H).to(tl.int32)[:, None]
                     dh += tl.dot(dap, tl.load(w_d + ks[:, None] * H + units[None, :], mask=wm, other=0.0),
                                  input_precision="ieee")
@@ -145,7 +146,7 @@ def _backward_kernel(
             o = tl.load(a + 3 * H, mask=m, other=0.0)
             tc = tl.load(tc_ptr + s, mask=m, other=0.0)
             dc_at = dc_ptr + d * B * H + rows[:, None] * H + units[None, :]
-            dc = tl.load(dc_at, mask=m, other=0.0) + dh * o * (1.0 - tc * tc)
+            dc = tl.load(dc_at, mask=m, other=0.0, cache_modifier=".cg") + dh * o * (1.0 - tc * tc)
             if t > 0:
                 df = dc * tl.load(c_ptr + s - ss_t, mask=m, other=0.0) * f * (1.0 - f)
             else:
