@@ -234,7 +234,8 @@ def estimate_seconds(table: Path = REPO / "results" / "rcrn_table10_cuda.md") ->
     The cost benchmark: each (encoder, length, phase) median of that table's evidence CSV times the calls
     made now (the warm-up's least, the timed rounds, and at the longest length one profiled call at
     PROFILE_OVERHEAD), the fast-path rows at the time of the encoder they stand beside (one cuDNN call is
-    not slower than the encoder's several), plus that run's time outside its timed calls (its minutes
+    not slower than the encoder's several) and a kernel variant's row (``rcrn_persistent``) at its base
+    encoder's time, plus that run's time outside its timed calls (its minutes
     less its calls: process start, model builds, first-call autotuning). The other parts: ALLOWANCE_S."""
     from rnnbench.results import evidence
 
@@ -256,6 +257,7 @@ def estimate_seconds(table: Path = REPO / "results" / "rcrn_table10_cuda.md") ->
         samples.setdefault((row["encoder"], "infer", length), []).append(row["inference_seconds_per_example"] * bench_cost.BATCH)
     medians = {k: statistics.median(v) for k, v in samples.items()}
     stand_in = {name: base for name, (base, _, _) in bench_cost.WHOLE_STACK.items()}
+    stand_in.update(bench_cost.KERNEL_VARIANTS)  # a row the table lacks, priced at its base encoder's time
     longest = max(n for _, _, n in medians)
     per_call = 0.0
     profiled = 0.0
