@@ -48,8 +48,10 @@ def _tanh(v):
     return 2.0 * tl.sigmoid(2.0 * v) - 1.0
 
 
+# T and B change from batch to batch: passed unspecialised, so no batch compiles the kernel again (Triton
+# specialises an integer that is 1 or a multiple of 16).
 @triton.autotune(configs=_configs(), key=["H", "HAS_R"], restore_value=["acts_ptr"])
-@triton.jit
+@triton.jit(do_not_specialize=["T", "B"])
 def _forward_kernel(
     acts_ptr, w_ptr, bias_ptr, len_ptr, c_ptr, tc_ptr, h_ptr, r_ptr,
     T, B, H,
@@ -107,7 +109,7 @@ def _forward_kernel(
 
 
 @triton.autotune(configs=_configs(), key=["H", "HAS_DR"], restore_value=["dc_ptr"])
-@triton.jit
+@triton.jit(do_not_specialize=["T", "B"])
 def _backward_kernel(
     acts_ptr, da_ptr, w_ptr, len_ptr, c_ptr, tc_ptr, dho_ptr, dc_ptr, dr_ptr,
     T, B, H,
