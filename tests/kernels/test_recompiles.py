@@ -16,8 +16,10 @@ PROBE = """
 import json
 from rnnbench.kernels.multi_lstm import triton as cell
 from rnnbench.kernels.fhe_upper import triton as carry
+from rnnbench.kernels.multi_lstm import persistent
 kernels = {"cell forward": cell._forward_kernel, "cell backward": cell._backward_kernel,
-           "carry forward": carry._carry_forward_kernel, "carry backward": carry._carry_backward_kernel}
+           "carry forward": carry._carry_forward_kernel, "carry backward": carry._carry_backward_kernel,
+           "persistent forward": persistent._forward_kernel, "persistent backward": persistent._backward_kernel}
 out = {}
 for name, k in kernels.items():
     fn = k.fn
@@ -32,4 +34,5 @@ def test_row_counts_and_open_gate_counts_are_not_specialised():
     assert done.returncode == 0, done.stderr
     unspecialised = json.loads(done.stdout.strip().splitlines()[-1])
     assert unspecialised == {"cell forward": ["n"], "cell backward": ["m_rec", "n"],
-                             "carry forward": ["S"], "carry backward": ["S"]}
+                             "carry forward": ["S"], "carry backward": ["S"],
+                             "persistent forward": ["B", "T"], "persistent backward": ["B", "T"]}
