@@ -35,7 +35,7 @@ test: $(STAMP) browser wordnet  ## run the whole test suite (real-data tests rea
 test-fast: $(STAMP)  ## the suite without the tests marked slow (training subprocesses, sweeps, Triton interpreter, smoke runs): a few minutes
 	$(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 
-gpu-check: $(STAMP)  ## on a CUDA machine (~6 min on an H100): Triton kernels vs reference, the gated scan's bandwidth, the cost table (results/rcrn_table10_cuda.*), a short run of every encoder, the cost targets; writes results/gpu.md. GPU_CHECK=--quick: a dry run on the CPU
+gpu-check: $(STAMP)  ## on a CUDA machine (~7 min on an H100 or H200): Triton kernels vs reference, the gated scan's bandwidth, the cost table (results/rcrn_table10_cuda.*), a short run of every encoder, the cost targets; writes results/gpu.md. GPU_CHECK=--quick: a dry run on the CPU
 	$(PY) scripts/gpu_check.py $(GPU_CHECK)
 
 sanity: $(STAMP)  ## sanity-check every row of the committed tables (initial loss, gradients, input, train/eval, memorising 64 examples; cached per row): results/sanity.md; TABLES=rcrn_table5 for some

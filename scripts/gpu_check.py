@@ -22,7 +22,7 @@ fastest path, the scan's bandwidth) are read from parts 2 and 3 and listed met o
 do not change the exit status. The report names the device, its driver and the CUDA, cuDNN,
 torch and Triton versions.
 
-On an H100 the whole check should take about 6 minutes (``estimate_seconds``, printed first and
+On an H100 or H200 the whole check should take about 7 minutes (``estimate_seconds``, printed first and
 written in the report: the committed CUDA cost table's timings times the calls the benchmark now
 makes, and allowances for the other parts from their last run).
 
