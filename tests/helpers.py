@@ -55,3 +55,33 @@ def load_script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+_COMPILE_FOR_A_GPU = """
+import importlib, sys, json
+import triton
+from triton.backends.compiler import GPUTarget
+module, kernels, flags, pointers, dtypes = json.loads(sys.argv[1])
+module = importlib.import_module(module)
+for name in kernels:
+    fn = getattr(module, name).fn
+    consts = {arg: value for arg, value in flags.items() if arg in fn.arg_names}
+    for dtype in dtypes:
+        signature = {arg: "constexpr" if arg in consts else pointers.get(arg) or (f"*{dtype}" if arg.endswith("_ptr") else "i64")
+                     for arg in fn.arg_names}
+        constexprs = {(fn.arg_names.index(arg),): value for arg, value in consts.items()}
+        triton.compile(triton.compiler.ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 80, 32))
+"""
+
+
+def compile_for_a_gpu(tmp_path: Path, module: str, kernels: list[str], flags: dict, pointers: dict[str, str],
+                      dtypes: tuple[str, ...] = ("fp32",)) -> subprocess.CompletedProcess:
+    """Compile Triton kernels of ``module`` for a CUDA target (sm_80; no GPU needed) in a process without
+    TRITON_INTERPRET: the interpreter does not type-check like the compiler. ``flags``: the constexpr
+    arguments; ``pointers``: a pointer argument's type where it is not the data ``dtypes`` (each compiled)."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_CACHE_DIR"] = str(tmp_path)
+    return subprocess.run([sys.executable, "-c", _COMPILE_FOR_A_GPU, json.dumps([module, kernels, flags, pointers, list(dtypes)])],
+                          env=env, capture_output=True, text=True, timeout=300)

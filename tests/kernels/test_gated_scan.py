@@ -3,16 +3,13 @@
 Triton runs in its interpreter on CPU tensors (TRITON_INTERPRET=1, set by tests/conftest.py
 before anything imports Triton); those cases are marked slow there.
 """
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 import torch
 
 from rnnbench.kernels import gated_scan as op
 from rnnbench.kernels.gated_scan import cpu as cpu_impl
+from tests.helpers import compile_for_a_gpu
 
 pytestmark = pytest.mark.usefixtures("nan_allocations")
 
@@ -195,34 +192,13 @@ def test_triton_kernels_compile_for_a_gpu(tmp_path):
     """The interpreter does not type-check like the compiler: compile every kernel (both
     variants, forward and backward) for a CUDA target (sm_80, no GPU needed) in a process
     without TRITON_INTERPRET."""
-    script = textwrap.dedent(
-        """
-        import triton
-        from triton.backends.compiler import GPUTarget
-        from rnnbench.kernels.gated_scan import triton as kernels
-
-        flags = {"HAS_O": True, "HAS_C0": True, "SAVE": True, "REVERSE": True, "LOGITS": True, "BLOCK_T": 16, "BLOCK_D": 128}
-        state = {"c0_ptr", "c_prev_ptr", "c_last_ptr", "dc_last_ptr", "dc0_ptr"}
-        for kernel in (kernels._forward_kernel, kernels._backward_kernel, kernels._step_forward_kernel,
-                       kernels._step_backward_kernel):
-            fn = kernel.fn
-            consts = {name: value for name, value in flags.items() if name in fn.arg_names}
-            for dtype in ("fp32", "bf16"):
-                signature = {
-                    name: "constexpr" if name in consts
-                    else "*u8" if name == "mask_ptr"
-                    else "*fp32" if name in state
-                    else f"*{dtype}" if name.endswith("_ptr")
-                    else "i64"
-                    for name in fn.arg_names
-                }
-                constexprs = {(fn.arg_names.index(name),): value for name, value in consts.items()}
-                triton.compile(triton.compiler.ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 80, 32))
-        """
+    state = {name: "*fp32" for name in ("c0_ptr", "c_prev_ptr", "c_last_ptr", "dc_last_ptr", "dc0_ptr")}
+    result = compile_for_a_gpu(
+        tmp_path, "rnnbench.kernels.gated_scan.triton",
+        ["_forward_kernel", "_backward_kernel", "_step_forward_kernel", "_step_backward_kernel"],
+        {"HAS_O": True, "HAS_C0": True, "SAVE": True, "REVERSE": True, "LOGITS": True, "BLOCK_T": 16, "BLOCK_D": 128},
+        {"mask_ptr": "*u8", **state}, dtypes=("fp32", "bf16"),
     )
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path)
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
 
 

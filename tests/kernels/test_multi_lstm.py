@@ -12,6 +12,7 @@ from torch import nn
 
 from rnnbench.kernels import multi_lstm as M
 from rnnbench.kernels.multi_lstm import fused
+from tests.helpers import compile_for_a_gpu
 
 FAST = ["cpu", "torch", "triton"]
 
@@ -175,28 +176,6 @@ def test_the_persistent_recurrence_is_off_by_default_and_never_for_other_cells()
 def test_the_persistent_kernels_compile_for_a_gpu(tmp_path):
     """The interpreter does not type-check like the compiler (nor does it run tl.dot's GPU lowering):
     compile both persistent kernels for a CUDA target (sm_80, no GPU needed) without TRITON_INTERPRET."""
-    import os
-    import subprocess
-    import sys
-    import textwrap
-
-    script = textwrap.dedent(
-        """
-        import triton
-        from triton.backends.compiler import GPUTarget
-        from rnnbench.kernels.multi_lstm import persistent
-
-        flags = {"HAS_R": True, "HAS_DR": True, "BLOCK_B": 16, "BLOCK_H": 64, "BLOCK_K": 32}
-        for kernel in (persistent._forward_kernel, persistent._backward_kernel):
-            fn = kernel.fn
-            consts = {name: value for name, value in flags.items() if name in fn.arg_names}
-            signature = {name: "constexpr" if name in consts else "*i64" if name == "len_ptr"
-                         else "*fp32" if name.endswith("_ptr") else "i64" for name in fn.arg_names}
-            constexprs = {(fn.arg_names.index(name),): value for name, value in consts.items()}
-            triton.compile(triton.compiler.ASTSource(fn, signature, constexprs), target=GPUTarget("cuda", 80, 32))
-        """
-    )
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_CACHE_DIR"] = str(tmp_path)
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    result = compile_for_a_gpu(tmp_path, "rnnbench.kernels.multi_lstm.persistent", ["_forward_kernel", "_backward_kernel"],
+                               {"HAS_R": True, "HAS_DR": True, "BLOCK_B": 16, "BLOCK_H": 64, "BLOCK_K": 32}, {"len_ptr": "*i64"})
     assert result.returncode == 0, result.stderr[-3000:]

@@ -48,6 +48,32 @@ def _configs() -> list[triton.Config]:
     ]
 
 
+@triton.jit
+def _gate(v, LOGITS: tl.constexpr):
+    """A gate's value: the sigmoid of v where the gates come as logits."""
+    if LOGITS:
+        v = tl.sigmoid(v)
+    return v
+
+
+@triton.jit
+def _output_gate_grad(gh, fg, cp, xv, og, LOGITS: tl.constexpr):
+    """dL/do (of its logit where LOGITS) at one step: dL/dh times the step's new state."""
+    gdo = gh * (fg * cp + (1.0 - fg) * xv)
+    if LOGITS:
+        gdo = gdo * og * (1.0 - og)
+    return gdo
+
+
+@triton.jit
+def _forget_gate_grad(gc, fg, cp, xv, LOGITS: tl.constexpr):
+    """dL/df (of its logit where LOGITS) at one step, from gc, dL/d(the step's new state)."""
+    gdf = gc * (cp - xv)
+    if LOGITS:
+        gdf = gdf * fg * (1.0 - fg)
+    return gdf
+
+
 @triton.autotune(configs=_configs(), key=["D", "HAS_O", "LOGITS", "SAVE"])
 @triton.jit
 def _step_forward_kernel(
@@ -72,9 +98,7 @@ def _step_forward_kernel(
         # channels this step reads and updates: none at padding (written as a bound,
         # not in_d & keep, which the interpreter mistypes)
         m = cols < D * tl.load(mask_ptr + b * sm_b + t * sm_t).to(tl.int32)
-        fg = tl.load(f_ptr + b * sf_b + t * sf_t + cols, mask=m, other=0.0).to(tl.float32)
-        if LOGITS:
-            fg = tl.sigmoid(fg)
+        fg = _gate(tl.load(f_ptr + b * sf_b + t * sf_t + cols, mask=m, other=0.0).to(tl.float32), LOGITS)
         xv = tl.load(x_ptr + b * sx_b + t * sx_t + cols, mask=m, other=0.0).to(tl.float32)
         out = (b * T + t) * D + cols
         if SAVE:
@@ -82,9 +106,7 @@ def _step_forward_kernel(
         cn = fg * c + (1.0 - fg) * xv
         hv = cn
         if HAS_O:
-            og = tl.load(o_ptr + b * so_b + t * so_t + cols, mask=m, other=0.0).to(tl.float32)
-            if LOGITS:
-                og = tl.sigmoid(og)
+            og = _gate(tl.load(o_ptr + b * so_b + t * so_t + cols, mask=m, other=0.0).to(tl.float32), LOGITS)
             hv = og * cn
         c = tl.where(m, cn, c)
         tl.store(h_ptr + out, tl.where(m, hv, 0.0).to(h_ptr.dtype.element_ty), mask=in_d)
@@ -111,27 +133,19 @@ def _step_backward_kernel(
         # channels this step reads and updates: none at padding (written as a bound,
         # not in_d & keep, which the interpreter mistypes)
         m = cols < D * tl.load(mask_ptr + b * sm_b + t * sm_t).to(tl.int32)
-        fg = tl.load(f_ptr + b * sf_b + t * sf_t + cols, mask=m, other=0.0).to(tl.float32)
-        if LOGITS:
-            fg = tl.sigmoid(fg)
+        fg = _gate(tl.load(f_ptr + b * sf_b + t * sf_t + cols, mask=m, other=0.0).to(tl.float32), LOGITS)
         xv = tl.load(x_ptr + b * sx_b + t * sx_t + cols, mask=m, other=0.0).to(tl.float32)
         out = (b * T + t) * D + cols
         cp = tl.load(c_prev_ptr + out, mask=m, other=0.0)
         gh = tl.load(dh_ptr + b * sh_b + t * sh_t + cols, mask=m, other=0.0).to(tl.float32)
         if HAS_O:
-            og = tl.load(o_ptr + b * so_b + t * so_t + cols, mask=m, other=0.0).to(tl.float32)
-            if LOGITS:
-                og = tl.sigmoid(og)
-            gdo = gh * (fg * cp + (1.0 - fg) * xv)
-            if LOGITS:
-                gdo = gdo * og * (1.0 - og)
+            og = _gate(tl.load(o_ptr + b * so_b + t * so_t + cols, mask=m, other=0.0).to(tl.float32), LOGITS)
+            gdo = _output_gate_grad(gh, fg, cp, xv, og, LOGITS)
             tl.store(do_ptr + out, tl.where(m, gdo, 0.0).to(do_ptr.dtype.element_ty), mask=in_d)
             gc = g + gh * og
         else:
             gc = g + gh
-        gdf = gc * (cp - xv)
-        if LOGITS:
-            gdf = gdf * fg * (1.0 - fg)
+        gdf = _forget_gate_grad(gc, fg, cp, xv, LOGITS)
         tl.store(df_ptr + out, tl.where(m, gdf, 0.0).to(df_ptr.dtype.element_ty), mask=in_d)
         tl.store(dx_ptr + out, tl.where(m, gc * (1.0 - fg), 0.0).to(dx_ptr.dtype.element_ty), mask=in_d)
         g = tl.where(m, gc * fg, g)
@@ -190,9 +204,7 @@ def _forward_kernel(
         keep = tl.load(mask_ptr + b * sm_b + t * sm_t, mask=in_t, other=0).to(tl.int32)
         m = cols[None, :] < D * keep[:, None]  # [BLOCK_T, BLOCK_D]: real steps, real channels
         rows = t[:, None]
-        fg = tl.load(f_ptr + b * sf_b + rows * sf_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
-        if LOGITS:
-            fg = tl.sigmoid(fg)
+        fg = _gate(tl.load(f_ptr + b * sf_b + rows * sf_t + cols[None, :], mask=m, other=0.0).to(tl.float32), LOGITS)
         xv = tl.load(x_ptr + b * sx_b + rows * sx_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
         a = tl.where(m, fg, 1.0)  # padding: the state carries over
         u = tl.where(m, (1.0 - fg) * xv, 0.0)
@@ -200,9 +212,7 @@ def _forward_kernel(
         cn = a * c[None, :] + u  # the state after each step of the tile
         hv = cn
         if HAS_O:
-            og = tl.load(o_ptr + b * so_b + rows * so_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
-            if LOGITS:
-                og = tl.sigmoid(og)
+            og = _gate(tl.load(o_ptr + b * so_b + rows * so_t + cols[None, :], mask=m, other=0.0).to(tl.float32), LOGITS)
             hv = og * cn
         out = (b * T + rows) * D + cols[None, :]
         in_tile = cols[None, :] < D * in_t.to(tl.int32)[:, None]
@@ -246,23 +256,16 @@ def _backward_kernel(
         m = cols[None, :] < D * keep[:, None]
         m_s = cols[None, :] < D * keep_s[:, None]
         rows = t[:, None]
-        fg = tl.load(f_ptr + b * sf_b + rows * sf_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
-        fs = tl.load(f_ptr + b * sf_b + s[:, None] * sf_t + cols[None, :], mask=m_s, other=0.0).to(tl.float32)
-        if LOGITS:
-            fg = tl.sigmoid(fg)
-            fs = tl.sigmoid(fs)
+        fg = _gate(tl.load(f_ptr + b * sf_b + rows * sf_t + cols[None, :], mask=m, other=0.0).to(tl.float32), LOGITS)
+        fs = _gate(tl.load(f_ptr + b * sf_b + s[:, None] * sf_t + cols[None, :], mask=m_s, other=0.0).to(tl.float32), LOGITS)
         xv = tl.load(x_ptr + b * sx_b + rows * sx_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
         out = (b * T + rows) * D + cols[None, :]
         cp = tl.load(c_prev_ptr + out, mask=m, other=0.0)
         gh = tl.load(dh_ptr + b * sh_b + rows * sh_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
         in_tile = cols[None, :] < D * in_t.to(tl.int32)[:, None]
         if HAS_O:
-            og = tl.load(o_ptr + b * so_b + rows * so_t + cols[None, :], mask=m, other=0.0).to(tl.float32)
-            if LOGITS:
-                og = tl.sigmoid(og)
-            gdo = gh * (fg * cp + (1.0 - fg) * xv)
-            if LOGITS:
-                gdo = gdo * og * (1.0 - og)
+            og = _gate(tl.load(o_ptr + b * so_b + rows * so_t + cols[None, :], mask=m, other=0.0).to(tl.float32), LOGITS)
+            gdo = _output_gate_grad(gh, fg, cp, xv, og, LOGITS)
             tl.store(do_ptr + out, tl.where(m, gdo, 0.0).to(do_ptr.dtype.element_ty), mask=in_tile)
             e = tl.where(m, gh * og, 0.0)
         else:
@@ -270,9 +273,7 @@ def _backward_kernel(
         a = tl.where(m_s, fs, 1.0)
         a, e = tl.associative_scan((a, e), 0, _compose)
         gc = a * v[None, :] + e
-        gdf = gc * (cp - xv)
-        if LOGITS:
-            gdf = gdf * fg * (1.0 - fg)
+        gdf = _forget_gate_grad(gc, fg, cp, xv, LOGITS)
         tl.store(df_ptr + out, tl.where(m, gdf, 0.0).to(df_ptr.dtype.element_ty), mask=in_tile)
         tl.store(dx_ptr + out, tl.where(m, gc * (1.0 - fg), 0.0).to(dx_ptr.dtype.element_ty), mask=in_tile)
         v = tl.sum(tl.where(j[:, None] == BLOCK_T - 1, gc, 0.0), axis=0)
@@ -282,9 +283,7 @@ def _backward_kernel(
     else:
         t0 = 0
     m0 = cols < D * tl.load(mask_ptr + b * sm_b + t0 * sm_t).to(tl.int32)
-    f0 = tl.load(f_ptr + b * sf_b + t0 * sf_t + cols, mask=m0, other=0.0).to(tl.float32)
-    if LOGITS:
-        f0 = tl.sigmoid(f0)
+    f0 = _gate(tl.load(f_ptr + b * sf_b + t0 * sf_t + cols, mask=m0, other=0.0).to(tl.float32), LOGITS)
     tl.store(dc0_ptr + b * D + cols, tl.where(m0, f0 * v, v), mask=in_d)
 
 

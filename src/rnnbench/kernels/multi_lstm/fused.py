@@ -81,11 +81,11 @@ class _Layout:
 def persistent_applies(cell, x) -> bool:
     """Whether the step loops run as one launch each (``persistent``: Triton's cell on float32, when enabled).
     Imports Triton only when the cell is Triton's."""
-    if getattr(cell, "__name__", "") != "TritonCell":
+    if not getattr(cell, "has_persistent_loops", False):
         return False
     from rnnbench.kernels.multi_lstm import persistent
 
-    return persistent.applies(cell, x)
+    return persistent.applies(x)
 
 
 _CHUNK_ROWS = 512  # (step, sequence) rows per weight-gradient matrix multiply in the backward

@@ -132,6 +132,8 @@ def _strides(t, like):
 class TritonCell:
     """The Triton cell, with the interface of ``fused.TorchCell``."""
 
+    has_persistent_loops = True  # persistent.py can run the recurrence's step loops with this cell's arithmetic
+
     @staticmethod
     def forward(a, rec, c_prev, c, tanh_c, h, r):
         D, n, H = c.shape
