@@ -351,6 +351,15 @@ def test_a_table_of_two_experiments_states_each_ones_learning_rate_choice():
     assert one == ["Learning rate of `dt_gru`, mean dev accuracy over the selection seeds: 0.001: 60.0, 0.0005: 70.0 (chosen)."]
 
 
+def test_a_rate_whose_selection_runs_are_not_all_in_says_how_many_its_mean_rests_on():
+    """A rate past the grid's edge with one of its two selection runs finished: its mean is one seed's."""
+    rows = [{"model": "BiLSTM", "encoder": "bilstm", "variant": "", "dataset": "TrecQA/MAP", "metric": "map", "lr": lr,
+             "phase": "select", "dev": dev, "reported": "yes" if lr == 1.0 else "no"}
+            for lr, dev in ((0.5, 60.0), (0.5, 62.0), (1.0, 61.0), (1.0, 63.0), (2.0, 61.8))]
+    assert report.selection_lines(rows, 1, "map") == [
+        "Learning rate of `bilstm`, mean dev map over the selection seeds: 0.5: 61.0, 1: 62.0 (chosen), 2: 61.8 (1 of 2 seeds so far)."]
+
+
 def test_the_rate_choice_is_read_from_the_evidence_with_the_grid_extensions_statement():
     """MZU Table 6: mzu_cap chose 5e-4, the smallest rate of {2e-3, 1e-3, 5e-4}. The protocol extends
     the grid past that edge; the evidence stores the chosen rate and what the table says of the grid,

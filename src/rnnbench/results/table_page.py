@@ -235,7 +235,10 @@ def selection_lines(rows: list[dict], digits: int, select_metric: str | None = N
     for key, by_lr in groups.items():
         if len(by_lr) < 2:
             continue
-        parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
+        # A rate whose selection runs are not all in yet (a run in progress) says how many its mean rests on.
+        seeds = max(len(v) for v in by_lr.values())
+        parts = ", ".join(f"{lr:g}: {statistics.fmean(v):.{digits}f}" + (f" ({len(v)} of {seeds} seeds so far)" if len(v) < seeds else "")
+                          + (" (chosen)" if chosen.get(key) == lr else "") for lr, v in by_lr.items())
         metric = f" {select_metric}" if select_metric else ""
         where = f" on {key[3]}" if key[3] else ""
         statement = statements.get(key)
