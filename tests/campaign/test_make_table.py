@@ -523,6 +523,42 @@ def test_final_seeds_wait_for_the_selection_runs_only_when_a_rate_is_chosen(monk
         assert started == [1, 2, 3]  # both selection seeds tried (locked: skipped), then the final seed
 
 
+def test_a_worker_waiting_for_a_selection_run_first_starts_the_free_ones_at_its_rate(monkeypatch, tmp_path, capsys):
+    """Two workers extending a grid past its edge: one holds seed 1 at the new rate. The other
+    used to wait on seed 1 (saying so at every poll) and leave seed 2 for later; it now trains
+    seed 2 first, then waits, saying each once."""
+    from rnnbench.campaign import protocol
+    from rnnbench.errors import RunInProgress
+
+    module = _module()
+    done, events = {}, []
+    record = {"seconds_per_epoch": 1.0, "epochs_run": 1, "dev": {"map": 0.7}}
+
+    def train(cfg):
+        if int(cfg.seed) == 1:
+            events.append("held 1")
+            raise RunInProgress("held by another worker")
+        events.append(f"trained {int(cfg.seed)}")
+        done[int(cfg.seed)] = record
+        return record
+
+    def sleep(_):
+        events.append("slept")
+        if events.count("slept") == 2:
+            done[1] = record  # the other worker finishes seed 1 while this one polls
+
+    monkeypatch.setattr(module, "train", train)
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: done.get(job.seed))
+    monkeypatch.setattr(module.time, "sleep", sleep)
+    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.xz")
+    job = protocol.Job("rcrn", 1, 1.0, "select")
+    assert module.fetch_selection("rcrn_table8_wikiqa", job, [], committed) is record
+    assert events == ["held 1", "trained 2", "held 1", "slept", "held 1", "slept"]
+    out = capsys.readouterr().out
+    assert out.count("== rcrn_table8_wikiqa: rcrn seed 1 lr 1 (select)") == 2  # the free pass, then the wait: not at every poll
+    assert out.count("waiting for it: held by another worker") == 1
+
+
 def test_lstm_table2s_large_rows_are_left_out_and_its_enhanced_row_is_not():
     """The enhanced row's experiment inherits from the Large rows' experiments: it must not inherit their table.not_run."""
     from rnnbench.compose import compose_config

@@ -37,6 +37,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
     """The job's record: read it, else train the run. A run locked by another process is
     skipped (``wait=False``) or waited for (polling) until its record appears."""
     cfg = job_config(experiment, job, extra)
+    announced = waiting = False
     while True:
         record = finished(experiment, job, extra, committed)
         key = cost_keys(cfg)
@@ -50,8 +51,10 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             return None
         if record is not None:  # made before the patience rule, which trains it further
             reopen(cfg)
-        with_p = "" if job.dropout is None else f" dropout {job.dropout:g}"
-        print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g}{with_p} ({job.phase})", flush=True)
+        if not announced:  # once, not at every poll while waiting
+            with_p = "" if job.dropout is None else f" dropout {job.dropout:g}"
+            print(f"== {experiment}: {job.encoder} seed {job.seed} lr {job.lr:g}{with_p} ({job.phase})", flush=True)
+            announced = True
         try:
             record = train(cfg)
             pricing.DEADLINE.note(key, record)
@@ -60,7 +63,21 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             if not wait:
                 print(f"skipped: {exc}", flush=True)
                 return None
+            if not waiting:
+                print(f"waiting for it: {exc}", flush=True)
+                waiting = True
             time.sleep(20)
+
+
+def fetch_selection(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
+    """A selection run's record for a rate choice (``ensure``, waiting while another process holds
+    it). The selection seeds' runs at its rate start first where no process holds them: two workers
+    extending a grid past its edge then share the new rate's seeds, where the second used to wait
+    for the first's seed 1 and leave seed 2 for later."""
+    grid_protocol = job_config(experiment, job, extra).table.protocol  # lr_from: the experiment choosing the rate
+    for sibling in protocol.selection_jobs_at(job.encoder, grid_protocol, job.lr):
+        ensure(experiment, sibling, extra, False, committed)
+    return ensure(experiment, job, extra, True, committed)
 
 
 def note_finished_runs(plans: list[ExperimentPlan], extra: list[str], committed: evidence.CommittedEvidence) -> None:
@@ -100,7 +117,7 @@ def run_missing(experiment: str, base, encoders: list[str], extra: list[str], co
             if lr is None:
                 # A selection run another process holds is waited for: the choice needs its score.
                 lr, _ = chosen_lr(experiment, base, enc, extra, committed,
-                                  run=lambda exp, job: ensure(exp, job, extra, True, committed))
+                                  run=lambda exp, job: fetch_selection(exp, job, extra, committed))
             if lr is None:  # a selection run was not started (--until)
                 continue
             p = None
