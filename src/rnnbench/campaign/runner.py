@@ -71,12 +71,16 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
 
 def fetch_selection(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
     """A selection run's record for a rate choice (``ensure``, waiting while another process holds
-    it). The selection seeds' runs at its rate start first where no process holds them: two workers
-    extending a grid past its edge then share the new rate's seeds, where the second used to wait
-    for the first's seed 1 and leave seed 2 for later."""
+    it). Before waiting, the other selection seeds' runs at its rate start where no process holds
+    them: two workers extending a grid past its edge then share the new rate's seeds, where the
+    second used to wait for the first's seed 1 and leave seed 2 for later."""
+    record = ensure(experiment, job, extra, False, committed)
+    if record is not None:
+        return record
     grid_protocol = job_config(experiment, job, extra).table.protocol  # lr_from: the experiment choosing the rate
     for sibling in protocol.selection_jobs_at(job.encoder, grid_protocol, job.lr):
-        ensure(experiment, sibling, extra, False, committed)
+        if sibling != job:
+            ensure(experiment, sibling, extra, False, committed)
     return ensure(experiment, job, extra, True, committed)
 
 
