@@ -154,3 +154,24 @@ def test_superseded_runs_keep_their_rows_and_first_date_and_are_named_until_they
     assert rows[0]["test"] == 41.0 and rows[0]["seed"] == 1  # the evidence itself, typed and in table units as the table's CSV
     assert evidence.superseded_note(path, []).endswith(": 1 on 2026-11-20 (bilstm 1); 1 on 2026-11-25 (bilstm 1).")
     assert "2026-11-20" not in evidence.superseded_note(path, [_row("s1-aaa", 1)])  # back in the table: not superseded
+
+
+def test_a_committed_selection_run_now_reported_takes_no_item_scores_stored_for_its_seed(trained, tmp_path, capsys):
+    """Item scores are stored per (model, seed): a committed unreported run that the rate choice now
+    reports must not take the item scores stored for its seed (another rate's run, reported before).
+    Its own come from its run folder (this task's span metrics have none); without its folder it has
+    none, and the table says so."""
+    csv_path = _copy(trained, tmp_path)
+    items_path = tmp_path / "results" / f"{TABLE}.items.csv.xz"
+    earlier = [{"model": row["model"], "variant": row["variant"], "dataset": row["dataset"], "seed": int(row["seed"]), "item": str(i),
+                "score": 0.5, "scale": 100.0} for row in evidence.read_csv(csv_path, scaled=False) for i in range(3)]
+    for folder in (True, False):
+        _rewrite(csv_path, reported="no", phase="selection")  # committed as a selection run
+        evidence.write_items(items_path, earlier)  # the seed's earlier run's scores
+        if not folder:
+            shutil.rmtree(tmp_path / "runs")
+        capsys.readouterr()
+        assert _table(tmp_path) == 0
+        assert evidence.read_items(items_path, scaled=False) == []
+        said = "is reported now, but its per-item test scores were not committed" in capsys.readouterr().out
+        assert said == (not folder)

@@ -143,3 +143,21 @@ def test_rows_keep_the_records_values_and_read_back_in_table_units(tmp_path):
                                               "score": 1.0, "scale": 100.0}])
     assert read_items(tmp_path / "t.items.csv.xz")[0]["score"] == 100.0
     assert read_items(tmp_path / "t.items.csv.xz", scaled=False)[0]["score"] == 1.0
+
+
+def test_a_selection_run_that_becomes_reported_takes_no_other_runs_item_scores(tmp_path):
+    """Item scores are stored per (model, seed), not per run: when the rate choice moves, the seed's
+    newly reported run (committed as an unreported selection run) must not inherit the item scores
+    of the run reported before (MZU Table 6 carried a 5e-4 run's items under its 2.5e-4 run)."""
+    from rnnbench.results.evidence import write_items
+
+    before = _row("s1-old", 1)
+    selection = {**_row("s1-new", 1), "reported": "no", "phase": "selection", "lr": 5e-4, "test": 0.60}
+    write_csv(tmp_path / "t.csv", [before, selection])
+    write_items(tmp_path / "t.items.csv.xz", [{"model": "BiLSTM", "variant": "", "dataset": "SST-5", "seed": 1, "item": str(i),
+                                               "score": 0.41, "scale": 100.0} for i in range(3)])
+    committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
+    rows, items = committed.rows_of("bilstm", "s1-new", "BiLSTM", "", "selection", True, {"SST-5"})
+    assert [r["run"] for r in rows] == ["s1-new"] and items == []
+    _, items = committed.rows_of("bilstm", "s1-old", "BiLSTM", "", "final", True, {"SST-5"})
+    assert len(items) == 3  # the run they were reported with keeps them

@@ -84,6 +84,11 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     record = None
                 if record is None:
                     kept, kept_items = committed_rows(committed, label, job_cfg)
+                    if is_reported and kept and not kept_items and not reruns.POLICY.replace:
+                        # a committed selection run the choice now reports: its item scores were never stored
+                        print(f"{cfg.table.name}: {enc} {folder.name} is reported now, but its per-item test scores were not "
+                              f"committed (it was a selection run): claims decided on items lack its seed ({job.seed}) until its "
+                              f"run folder is in {folder.parent} (or the run is trained again)", flush=True)
                     encoder_rows += kept
                     items += kept_items
                     continue
@@ -273,6 +278,10 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
         items += scored_subset_items([cfg for _, cfg, _ in plans], rows, items, str(csv_path))
         if items:
             evidence.write_items(items_path, items)
+        else:  # no reported run has item scores now: an earlier file's would be another run's
+            for stale in (items_path, evidence.legacy_items_path(items_path)):
+                if stale is not None and stale.exists():
+                    stale.unlink()
         dropped = committed.unused()
     elif csv_path.exists():
         # Nothing matched: more likely another data folder (RNNBENCH_DATA) than a config change, so nothing is dropped.

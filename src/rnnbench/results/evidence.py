@@ -440,8 +440,12 @@ class CommittedEvidence:
                 for r in self.by_run.get((encoder, run), []) if r["dataset"] in columns]
         items = []
         if reported:
-            seeds = {(r["dataset"], int(r["seed"])) for r in rows}
-            old = {(r["model"], r["variant"]) for r in self.by_run.get((encoder, run), [])}
+            # Items are stored by (model, variant, dataset, seed), not by run: the stored ones are this
+            # run's only where its committed rows were reported. A committed selection run that the
+            # choice now reports has none (they are another rate's run of the same seed).
+            own = [r for r in self.by_run.get((encoder, run), []) if r["dataset"] in columns and r.get("reported") == "yes"]
+            seeds = {(r["dataset"], int(r["seed"])) for r in own}
+            old = {(r["model"], r["variant"]) for r in own}
             items = [{**i, "model": model, "variant": variant} for i in self.items
                      if (i["model"], i["variant"]) in old and (i["dataset"], i["seed"]) in seeds]
         return rows, items
