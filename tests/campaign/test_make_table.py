@@ -559,6 +559,42 @@ def test_a_worker_waiting_for_a_selection_run_first_starts_the_free_ones_at_its_
     assert out.count("waiting for it: held by another worker") == 1
 
 
+def test_a_worker_runs_the_other_encoders_before_waiting_for_a_held_selection_run(monkeypatch, tmp_path, capsys):
+    """Another worker holds the BiLSTM's last selection run: this one used to wait for it while
+    RCRN's final seeds, whose rate was known, stayed untouched; it now trains them first."""
+    from rnnbench.compose import compose_config
+    from rnnbench.errors import RunInProgress
+
+    module = _module()
+    dev = {0.1: 0.6, 0.2: 0.7, 0.5: 0.65}  # an interior choice, 0.2, for both encoders
+    done = {(enc, seed, lr): {"seconds_per_epoch": 1.0, "epochs_run": 1, "dev": {"map": dev[lr]}}
+            for enc in ("bilstm", "rcrn") for seed in (1, 2) for lr in dev if (enc, seed, lr) != ("bilstm", 1, 0.5)}
+    events = []
+
+    def train(cfg):
+        key = (str(cfg.encoder.name), int(cfg.seed), float(cfg.trainer.lr))
+        if key == ("bilstm", 1, 0.5):
+            raise RunInProgress("held by another worker")
+        events.append(f"trained {key[0]} {key[1]}")
+        done[key] = {"seconds_per_epoch": 1.0, "epochs_run": 1, "dev": {"map": 0.7}}
+        return done[key]
+
+    def sleep(_):
+        events.append("slept")
+        done[("bilstm", 1, 0.5)] = {"seconds_per_epoch": 1.0, "epochs_run": 1, "dev": {"map": dev[0.5]}}
+
+    monkeypatch.setattr(module, "train", train)
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: done.get((job.encoder, job.seed, job.lr)))
+    monkeypatch.setattr(module.time, "sleep", sleep)
+    base = compose_config(["experiment=rcrn_table8_wikiqa"])
+    assert list(base.table.protocol.lr_grid) == [0.1, 0.2, 0.5]
+    committed = evidence.CommittedEvidence(tmp_path / "none.csv", tmp_path / "none.items.csv.xz")
+    assert module.run_missing("rcrn_table8_wikiqa", base, ["bilstm", "rcrn"], [], committed) == 0
+    assert events == ["trained rcrn 3", "trained rcrn 4", "trained rcrn 5", "slept",
+                      "trained bilstm 3", "trained bilstm 4", "trained bilstm 5"]
+    assert capsys.readouterr().out.count("waiting for it: held by another worker") == 1
+
+
 def test_lstm_table2s_large_rows_are_left_out_and_its_enhanced_row_is_not():
     """The enhanced row's experiment inherits from the Large rows' experiments: it must not inherit their table.not_run."""
     from rnnbench.compose import compose_config

@@ -69,11 +69,12 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
             time.sleep(20)
 
 
-def fetch_selection(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence) -> dict | None:
-    """A selection run's record for a rate choice (``ensure``, waiting while another process holds
-    it). Before waiting, the other selection seeds' runs at its rate start where no process holds
-    them: two workers extending a grid past its edge then share the new rate's seeds, where the
-    second used to wait for the first's seed 1 and leave seed 2 for later."""
+def fetch_selection(experiment: str, job: protocol.Job, extra: list[str], committed: evidence.CommittedEvidence,
+                    wait: bool = True) -> dict | None:
+    """A selection run's record for a rate choice (``ensure``; with ``wait``, waiting while another
+    process holds it). Before waiting, the other selection seeds' runs at its rate start where no
+    process holds them: two workers extending a grid past its edge then share the new rate's seeds,
+    where the second used to wait for the first's seed 1 and leave seed 2 for later."""
     record = ensure(experiment, job, extra, False, committed)
     if record is not None:
         return record
@@ -81,7 +82,7 @@ def fetch_selection(experiment: str, job: protocol.Job, extra: list[str], commit
     for sibling in protocol.selection_jobs_at(job.encoder, grid_protocol, job.lr):
         if sibling != job:
             ensure(experiment, sibling, extra, False, committed)
-    return ensure(experiment, job, extra, True, committed)
+    return ensure(experiment, job, extra, wait, committed)
 
 
 def note_finished_runs(plans: list[ExperimentPlan], extra: list[str], committed: evidence.CommittedEvidence) -> None:
@@ -109,30 +110,40 @@ def paper_then_ours(cfg, encoders: list[str]) -> list[list[str]]:
 def run_missing(experiment: str, base, encoders: list[str], extra: list[str], committed: evidence.CommittedEvidence) -> int:
     """Run the protocol, group by group (the paper's rows, then ours): every selection run of
     the group first (two copies of this script share them), then per encoder the remaining
-    seeds at its chosen rate (and dropout). Returns 0; what goes wrong is raised (``RnnbenchError``)."""
+    seeds at its chosen rate (and dropout). An encoder whose choice needs a run another process
+    holds comes after the group's others, so this worker waits only when nothing else is left.
+    Returns 0; what goes wrong is raised (``RnnbenchError``)."""
     for group in paper_then_ours(base, encoders):
         for enc in group:
             for job in protocol.selection_jobs(enc, base.table.protocol, base.trainer.lr):
                 ensure(experiment, job, extra, False, committed)
-        for enc in group:
-            # One rate: the same final runs whatever the selection runs score, so they start
-            # at once (a second worker starts them while the first runs the selection seeds).
-            lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
-            if lr is None:
-                # A selection run another process holds is waited for: the choice needs its score.
-                lr, _ = chosen_lr(experiment, base, enc, extra, committed,
-                                  run=lambda exp, job: fetch_selection(exp, job, extra, committed))
-            if lr is None:  # a selection run was not started (--until)
-                continue
-            p = None
-            if protocol.dropout_jobs(enc, base.table.protocol, lr):  # dropout chosen at the chosen rate
-                for job in protocol.dropout_jobs(enc, base.table.protocol, lr):
-                    ensure(experiment, job, extra, False, committed)
-                dropout = chosen_dropout(experiment, base, enc, lr, extra, committed,
-                                         run=lambda exp, job: ensure(exp, job, extra, True, committed))
-                if dropout is None:  # a dropout run was not started (--until)
-                    continue
-                p = dropout.p
-            for job in protocol.final_jobs(enc, base.table.protocol, lr, p):
-                ensure(experiment, job, extra, False, committed)
+        held = [enc for enc in group if not run_at_choice(experiment, base, enc, extra, committed, wait=False)]
+        for enc in held:
+            run_at_choice(experiment, base, enc, extra, committed, wait=True)
     return 0
+
+
+def run_at_choice(experiment: str, base, enc: str, extra: list[str], committed: evidence.CommittedEvidence, wait: bool) -> bool:
+    """The encoder's runs after its selection runs: the remaining seeds at its chosen rate (and
+    dropout). False when a choice is not known yet: a run it needs is held by another process
+    (waited for with ``wait``) or was not started (``--until``)."""
+    # One rate: the same final runs whatever the selection runs score, so they start
+    # at once (a second worker starts them while the first runs the selection seeds).
+    lr = protocol.only_rate(base.table.protocol, base.trainer.lr)
+    if lr is None:
+        lr, _ = chosen_lr(experiment, base, enc, extra, committed,
+                          run=lambda exp, job: fetch_selection(exp, job, extra, committed, wait))
+    if lr is None:
+        return False
+    p = None
+    if protocol.dropout_jobs(enc, base.table.protocol, lr):  # dropout chosen at the chosen rate
+        for job in protocol.dropout_jobs(enc, base.table.protocol, lr):
+            ensure(experiment, job, extra, False, committed)
+        dropout = chosen_dropout(experiment, base, enc, lr, extra, committed,
+                                 run=lambda exp, job: ensure(exp, job, extra, wait, committed))
+        if dropout is None:
+            return False
+        p = dropout.p
+    for job in protocol.final_jobs(enc, base.table.protocol, lr, p):
+        ensure(experiment, job, extra, False, committed)
+    return True
