@@ -84,8 +84,7 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                     record = None
                 if record is None:
                     kept, kept_items = committed_rows(committed, label, job_cfg)
-                    was_reported = any(r.get("reported") == "yes" for r in committed.by_run.get((enc, folder.name), []))
-                    if is_reported and kept and not was_reported and not stored:  # (stored: its folder is here, other numbers)
+                    if is_reported and kept and not committed.reported_rows(enc, folder.name) and not stored:  # (stored: its folder is here, other numbers)
                         # a committed selection run the choice now reports: its item scores were never stored
                         print(f"{cfg.table.name}: {enc} {folder.name} is reported now, but its per-item test scores were not "
                               f"committed (it was a selection run): claims decided on items lack its seed ({job.seed}) until its "

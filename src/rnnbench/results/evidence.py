@@ -431,6 +431,11 @@ class CommittedEvidence:
                             status=first.get("status") or "", epoch_cap=_number(first.get("epoch_cap", "")),
                             dev_curves={r["metric"]: scaled_curve(r) for r in rows if r.get("dev_curve")})
 
+    def reported_rows(self, encoder: str, run: str) -> list[dict]:
+        """The run's committed rows that were committed as reported (at the chosen rate): only
+        these have per-item scores stored under their (model, variant, dataset, seed)."""
+        return [r for r in self.by_run.get((encoder, run), []) if r.get("reported") == "yes"]
+
     def rows_of(self, encoder: str, run: str, model: str, variant: str, phase: str, reported: bool,
                 columns: set[str]) -> tuple[list[dict], list[dict]]:
         """The committed rows of a run for the table's ``columns``, relabelled as the current
@@ -443,7 +448,7 @@ class CommittedEvidence:
             # Items are stored by (model, variant, dataset, seed), not by run: the stored ones are this
             # run's only where its committed rows were reported. A committed selection run that the
             # choice now reports has none (they are another rate's run of the same seed).
-            own = [r for r in self.by_run.get((encoder, run), []) if r["dataset"] in columns and r.get("reported") == "yes"]
+            own = [r for r in self.reported_rows(encoder, run) if r["dataset"] in columns]
             seeds = {(r["dataset"], int(r["seed"])) for r in own}
             old = {(r["model"], r["variant"]) for r in own}
             items = [{**i, "model": model, "variant": variant} for i in self.items
