@@ -88,8 +88,12 @@ def test_make_table_starts_no_run_of_a_failing_row_unless_told_and_the_table_say
     runner.ensure("synthetic_span_copy", job, extra, False, committed)
     assert len(trained) == 1
     base = compose_config(["experiment=synthetic_span_copy", *extra])
+    capsys.readouterr()
     notes = runner.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra)
     assert any("synthetic_span_copy: bilstm were started on" in n and "--skip-sanity" in n for n in notes)
+    # the verdict is cached, not in results/sanity.md, which the note cites: the assembly says how to write it there
+    assert ("the sanity verdict of synthetic_span_copy: bilstm is cached in the run folders only: "
+            "`rnnbench sanity synthetic_span_copy --no-run` writes it into results/sanity.md") in capsys.readouterr().out
     assert any("fails the sanity gate (memorisation: 30% after 300 steps" in n and "no run of it was started" in n for n in notes)
     ran = [{"encoder": "bilstm", "variant": "", "dataset": next(iter(gate._columns(base)))}]
     notes = runner.SANITY.notes([("synthetic_span_copy", base, ["bilstm"])], extra, ran)

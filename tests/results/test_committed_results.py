@@ -71,7 +71,9 @@ def test_a_committed_table_is_what_its_committed_evidence_gives(table, real_data
     assert f"{table}.md" in written and f"{table}.tex" in written
     problems = _differences(out)
     assert not problems, (f"results/{table}.* is stale: regenerate it with `make table T={table}` (it runs nothing that "
-                          f"finished; --no-run renders the committed evidence) and commit:\n" + "\n".join(problems))
+                          f"finished; --no-run renders the committed evidence) and commit (a sanity-gate note only in the committed table: "
+                          f"the verdict is in the run folders' cache only, `rnnbench sanity {table} --no-run` writes it into "
+                          f"results/sanity.md):\n" + "\n".join(problems))
 
 
 def test_the_committed_ledger_is_what_the_committed_evidence_gives(real_data):

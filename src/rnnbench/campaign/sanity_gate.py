@@ -305,6 +305,11 @@ class Gate:
         entry = known_entry(cfg, row_key(cfg))
         return list(entry["failures"]) if entry and entry["status"] == FAIL else []
 
+    def committed(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> bool:
+        """Whether the row's verdict is written in results/sanity.md (not only cached)."""
+        cfg = row_config(Row("", experiment, encoder), extra, base)
+        return committed_entry(cfg, row_key(cfg), committed_verdicts(cfg.paths.results_dir)) is not None
+
     def notes(self, plans: list[ExperimentPlan], extra: list[str], rows: list[dict] | None = None) -> list[str]:
         """Table notes: rows started with the gate skipped, and rows whose verdict on record (cached,
         or committed in results/sanity.md) is a failure, whether the gate is on or not: what the
@@ -328,6 +333,13 @@ class Gate:
                         notes.append(f"{experiment}: {encoder} is not checked with its regulariser yet and failed the "
                                      f"sanity gate without it ({'; '.join(earlier)}; results/{MARKDOWN}): {what}.")
                     continue
+                if not self.committed(experiment, encoder, extra, base):
+                    # the note cites results/sanity.md: a verdict only cached would leave the table citing a
+                    # line that is not there (and a clone regenerating the table without the note)
+                    table = base.table.name
+                    print(f"{table}: the sanity verdict of {experiment}: {encoder} is cached in the run folders only: "
+                          f"`rnnbench sanity {table} --no-run` writes it into results/{MARKDOWN}; commit that with the "
+                          f"table", flush=True)
                 what = ("its runs were made with --skip-sanity or before the gate" if has_runs
                         else "no run of it was started")
                 notes.append(f"{experiment}: {encoder} fails the sanity gate ({'; '.join(failures)}; "
