@@ -33,8 +33,17 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     assert main(["synthetic_span_copy", *overrides]) == 0  # finished runs are not run again
     assert "== synthetic_span_copy" not in capsys.readouterr().out
 
-    # the runs are gone: the committed CSV regenerates the same table
     import shutil
+
+    # a finished run of another setting filed under the experiment (a ladder rung, a sweep cell) is
+    # named on the console, not in the table, which stays what the committed evidence gives
+    (run,) = (tmp_path / "runs").glob("*/bilstm/s1-*")
+    shutil.copytree(run, run.with_name("s1-000000000000"))
+    assert main(["synthetic_span_copy", "--no-run", *overrides]) == 0
+    assert "1 finished run(s) filed under these experiments are not this table's" in capsys.readouterr().out
+    assert (tmp_path / "results" / "synthetic_span_copy.md").read_text() == md
+
+    # the runs are gone: the committed CSV regenerates the same table
 
     shutil.rmtree(tmp_path / "runs")
     assert main(["synthetic_span_copy", "--no-run", *overrides]) == 0

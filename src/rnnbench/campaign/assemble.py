@@ -308,10 +308,10 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
     for note in (evidence.superseded_note(superseded, rows), reruns.replaced_note(superseded, rows)):
         if note:
             notes.append(note)
-    if stale:
-        notes.append(f"{len(stale)} finished run(s) filed under these experiments are not this table's: their configs are not "
-                     f"the current ones (another component version or data: `make` runs them again; or another setting, such "
-                     f"as a rung of the regime ladder or a sweep's cell): {', '.join(stale)}.")
+    if stale:  # said here, not in the table: the table is what the committed evidence gives, on any machine
+        print(f"{len(stale)} finished run(s) filed under these experiments are not this table's: their configs are not "
+              f"the current ones (another component version or data: `make` runs them again; or another setting, such "
+              f"as a rung of the regime ladder or a sweep's cell): {', '.join(stale)}", flush=True)
     md, tex = report.render(name, table, title, columns, rows, items, built, notes, out_dir, first.table.digits, has_paper,
                             first.table.protocol, str(first.task.select_metric), left_out_rows(plans),
                             deviations.lines(name, rows, overrides) if has_paper else [])
