@@ -44,7 +44,6 @@ def test_a_table_no_paper_printed_is_run_then_reassembled_from_records(tmp_path,
     assert (tmp_path / "results" / "synthetic_span_copy.md").read_text() == md
 
     # the runs are gone: the committed CSV regenerates the same table
-
     shutil.rmtree(tmp_path / "runs")
     assert main(["synthetic_span_copy", "--no-run", *overrides]) == 0
     assert (tmp_path / "results" / "synthetic_span_copy.md").read_text() == md

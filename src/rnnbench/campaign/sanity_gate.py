@@ -301,14 +301,7 @@ class Gate:
     def known_failures(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> list[str]:
         """The failed checks of the row's cached or committed verdict ([] when it passes or is not
         checked yet; nothing is checked here)."""
-        cfg = row_config(Row("", experiment, encoder), extra, base)
-        entry = known_entry(cfg, row_key(cfg))
-        return list(entry["failures"]) if entry and entry["status"] == FAIL else []
-
-    def committed(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> bool:
-        """Whether the row's verdict is written in results/sanity.md (not only cached)."""
-        cfg = row_config(Row("", experiment, encoder), extra, base)
-        return committed_entry(cfg, row_key(cfg), committed_verdicts(cfg.paths.results_dir)) is not None
+        return known_failures(*_composed(experiment, encoder, extra, base))
 
     def notes(self, plans: list[ExperimentPlan], extra: list[str], rows: list[dict] | None = None) -> list[str]:
         """Table notes: rows started with the gate skipped, and rows whose verdict on record (cached,
@@ -324,16 +317,17 @@ class Gate:
         for experiment, base, encoders in plans:
             columns = [*_columns(base)]
             for encoder in encoders:
-                failures = self.known_failures(experiment, encoder, extra, base)
+                cfg, key = _composed(experiment, encoder, extra, base)  # once per row: the questions below share it
+                failures = known_failures(cfg, key)
                 has_runs = any((encoder, base.table.variant or "", column) in ran for column in columns)
                 if not failures:
-                    earlier = self.earlier_failures(experiment, encoder, extra, base)
+                    earlier = earlier_failures(cfg, key)
                     if earlier:  # not checked with its regulariser yet, and it failed without it
                         what = "its runs predate the check" if has_runs else "the gate checks it before its first run"
                         notes.append(f"{experiment}: {encoder} is not checked with its regulariser yet and failed the "
                                      f"sanity gate without it ({'; '.join(earlier)}; results/{MARKDOWN}): {what}.")
                     continue
-                if not self.committed(experiment, encoder, extra, base):
+                if committed_entry(cfg, key, committed_verdicts(cfg.paths.results_dir)) is None:
                     # the note cites results/sanity.md: a verdict only cached would leave the table citing a
                     # line that is not there (and a clone regenerating the table without the note)
                     table = base.table.name
@@ -346,15 +340,29 @@ class Gate:
                              f"results/{MARKDOWN}): {what}.")
         return notes
 
-    def earlier_failures(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> list[str]:
-        """The failed checks the previous version of the checks found for a row the current version
-        has not checked (a row whose regulariser weighs in: results/sanity.md's "not checked" line
-        keeps them), or []."""
-        cfg = row_config(Row("", experiment, encoder), extra, base)
-        if known_entry(cfg, row_key(cfg)) is not None:
-            return []
-        line = previous_line(cfg, committed_verdicts(cfg.paths.results_dir))
-        return list(line["failures"]) if line and line["status"] in (FAIL, NOT_CHECKED) else []
+
+
+def _composed(experiment: str, encoder: str, extra: list[str], base: DictConfig | None) -> tuple[DictConfig, str]:
+    """A row's config and cache key."""
+    cfg = row_config(Row("", experiment, encoder), extra, base)
+    return cfg, row_key(cfg)
+
+
+def known_failures(cfg: DictConfig, key: str) -> list[str]:
+    """The failed checks of the row's cached or committed verdict ([] when it passes or is not
+    checked yet; nothing is checked here)."""
+    entry = known_entry(cfg, key)
+    return list(entry["failures"]) if entry and entry["status"] == FAIL else []
+
+
+def earlier_failures(cfg: DictConfig, key: str) -> list[str]:
+    """The failed checks the previous version of the checks found for a row the current version
+    has not checked (a row whose regulariser weighs in: results/sanity.md's "not checked" line
+    keeps them), or []."""
+    if known_entry(cfg, key) is not None:
+        return []
+    line = previous_line(cfg, committed_verdicts(cfg.paths.results_dir))
+    return list(line["failures"]) if line and line["status"] in (FAIL, NOT_CHECKED) else []
 
 
 def _columns(base: DictConfig) -> list[str]:
