@@ -56,7 +56,9 @@ def _differences(out: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("table", COMMITTED)
-def test_a_committed_table_is_what_its_committed_evidence_gives(table, real_data, tmp_path):
+def test_a_committed_table_is_what_its_committed_evidence_gives(table, real_data, tmp_path, monkeypatch):
+    # the configs read the data folder the fixture found (a row's sanity key hashes its data files)
+    monkeypatch.setenv("RNNBENCH_DATA", str(real_data))
     out = tmp_path / "results"
     (out / "plots").mkdir(parents=True)
     for suffix in EVIDENCE:
@@ -76,9 +78,10 @@ def test_a_committed_table_is_what_its_committed_evidence_gives(table, real_data
                           f"results/sanity.md):\n" + "\n".join(problems))
 
 
-def test_the_committed_ledger_is_what_the_committed_evidence_gives(real_data):
+def test_the_committed_ledger_is_what_the_committed_evidence_gives(real_data, monkeypatch):
     """``make claims`` on the committed evidence gives results/claims.md byte for byte (the data
     folder decides "data missing" against "not run", hence ``real_data``)."""
+    monkeypatch.setenv("RNNBENCH_DATA", str(real_data))
     built = ledger.build(RESULTS, status_of_table)
     committed = (RESULTS / "claims.md").read_text()
     diff = "\n".join(list(difflib.unified_diff(committed.splitlines(), built.splitlines(), "results/claims.md", "regenerated", n=0,
