@@ -155,3 +155,27 @@ def test_rung_4_not_run_names_the_file_it_needs():
     assert "needs `trecqa/castorini_format/train-all/b.toks` in the data folder" in trecqa
     assert "needs" not in ladder_page.rung4_plan(["rcrn_table2"])
     assert ladder_page.rung4_plan(["rcrn_table5"]).startswith("not built")
+
+
+def test_runs_of_another_rate_or_another_p_leave_the_ladder_and_no_rung_averages_them(tmp_path):
+    """Rung 0's rate moved (0.001 -> 0.002) and rung 2's choice with it (0.2 -> 0.5): the rung-3 runs at
+    the old rate and p have no twin at the new ones to replace them by key; they must go, not be averaged."""
+    target = _target("rcrn_table5", "bilstm", lr=0.002)
+
+    def at(r: dict, lr: str) -> dict:
+        return {**r, "lr": lr, "run": r["run"] + "-" + lr}
+
+    old = [at(row(3, s, 80.0, 10.0, 0.2), "0.001") for s in (1, 2)]
+    new = [at(row(r, s, d, t, p), "0.002") for r, s, d, t, p in
+           [(1, 1, 86.0, 92.0, None), (1, 2, 87.0, 93.0, None), (2, 1, 85.0, 93.0, 0.2), (2, 2, 85.0, 94.0, 0.2),
+            (2, 1, 86.0, 95.0, 0.5), (2, 2, 86.0, 95.0, 0.5), (3, 1, 88.0, 96.0, 0.5), (3, 2, 88.0, 97.0, 0.5)]]
+    (tmp_path / "regime_ladder.runs.csv").write_text(ladder.csv_text([row(0, 1, 85.0, 90.0), row(0, 2, 86.0, 89.0), *old, *new]))
+    evidence = ladder.Evidence(tmp_path)
+    assert evidence.choice(target) == 0.5
+    assert evidence.drop_stale(target) == 2
+    rung3 = [r for r in evidence.rows.values() if r["rung"] == "3"]
+    assert sorted((r["dropout"], r["lr"]) for r in rung3) == [("0.5", "0.002")] * 2
+    assert evidence.drop_stale(target) == 0  # nothing else is stale: rung 0's rows and both p's at rung 2 stay
+    assert len(evidence.rows) == 10
+    other = _target("rcrn_table3", "bilstm", lr=0.002)
+    assert ladder.Evidence(tmp_path).drop_stale(other) == 0  # another experiment's rows are not this target's

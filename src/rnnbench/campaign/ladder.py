@@ -21,6 +21,7 @@ import csv
 import datetime
 import functools
 import io
+import math
 import statistics
 import subprocess
 from dataclasses import dataclass
@@ -245,6 +246,25 @@ class Evidence:
     def choice(self, target: Target) -> float | None:
         return chosen_dropout(list(self.rows.values()), (target.table, target.reference, target.experiment))
 
+    def drop_stale(self, target: Target) -> int:
+        """Drop ``target``'s rows that no longer stand for their rung: runs at a rate other than rung
+        0's choice (held at every rung), and rung 3-4 runs at a p other than rung 2's choice. A row
+        of the current setting replaces its stale twin by key; these have no twin (the key holds p,
+        not the rate), and would be averaged into their rung. Returns how many runs went."""
+        choice = self.choice(target)
+
+        def stale(r: dict) -> bool:
+            if r["rung"] == "0" or not of_target(r, target):
+                return False
+            other_rate = not math.isclose(float(r["lr"]), target.lr, rel_tol=1e-9)
+            other_p = int(r["rung"]) >= 3 and choice is not None and r["dropout"] != "" and float(r["dropout"]) != choice
+            return other_rate or other_p
+
+        gone = {k for k, r in self.rows.items() if stale(r)}
+        runs = {self.rows[k]["run"] for k in gone}
+        self.rows = {k: r for k, r in self.rows.items() if k not in gone}
+        return len(runs)
+
     def merge(self, path: Path) -> tuple[int, int]:
         """Add the rows of another ladder's evidence file (a second process's ``--out``) whose run
         and column these rows lack; a row already here is kept. Returns how many were added, and how
@@ -378,12 +398,21 @@ def climb(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladde
         of_table = [t for t in targets if t.table == table]
         for target in of_table:
             ladder.set_rung0(target, rung0_rows(target, results_dir))
+            _drop_stale(target, ladder)
             note_durations(target, ladder, deadline)
         ladder.write()
         for rung in [r for r in rungs if r != 0]:
             for target in of_table:
                 failed += climb_rung(target, rung, extra, ladder, deadline)
+                _drop_stale(target, ladder)  # rung 2's choice of p may have moved
+        ladder.write()
     return 2 if failed else 0
+
+
+def _drop_stale(target: Target, ladder: Evidence) -> None:
+    if gone := ladder.drop_stale(target):
+        print(f"-- {target.experiment}: {target.reference}: {gone} run(s) of another rate or p left the ladder's evidence "
+              f"(rung 0's rate {target.lr:g}, rung 2's p {ladder.choice(target)}; their folders stay)", flush=True)
 
 
 def note_durations(target: Target, ladder: Evidence, deadline: pricing.Deadline) -> None:
