@@ -411,8 +411,10 @@ def climb(targets: list[Target], rungs: list[int], extra: tuple[str, ...], ladde
 
 def _drop_stale(target: Target, ladder: Evidence) -> None:
     if gone := ladder.drop_stale(target):
+        p = ladder.choice(target)
         print(f"-- {target.experiment}: {target.reference}: {gone} run(s) of another rate or p left the ladder's evidence "
-              f"(rung 0's rate {target.lr:g}, rung 2's p {ladder.choice(target)}; their folders stay)", flush=True)
+              f"(rung 0's rate {target.lr:g}, rung 2's p {'not chosen yet' if p is None else f'{p:g}'}; their folders stay)",
+              flush=True)
 
 
 def note_durations(target: Target, ladder: Evidence, deadline: pricing.Deadline) -> None:

@@ -301,7 +301,7 @@ class Gate:
     def known_failures(self, experiment: str, encoder: str, extra: list[str], base: DictConfig | None = None) -> list[str]:
         """The failed checks of the row's cached or committed verdict ([] when it passes or is not
         checked yet; nothing is checked here)."""
-        return known_failures(*_composed(experiment, encoder, extra, base))
+        return _known_failures(*_composed(experiment, encoder, extra, base))
 
     def notes(self, plans: list[ExperimentPlan], extra: list[str], rows: list[dict] | None = None) -> list[str]:
         """Table notes: rows started with the gate skipped, and rows whose verdict on record (cached,
@@ -318,10 +318,10 @@ class Gate:
             columns = [*_columns(base)]
             for encoder in encoders:
                 cfg, key = _composed(experiment, encoder, extra, base)  # once per row: the questions below share it
-                failures = known_failures(cfg, key)
+                failures = _known_failures(cfg, key)
                 has_runs = any((encoder, base.table.variant or "", column) in ran for column in columns)
                 if not failures:
-                    earlier = earlier_failures(cfg, key)
+                    earlier = _earlier_failures(cfg, key)
                     if earlier:  # not checked with its regulariser yet, and it failed without it
                         what = "its runs predate the check" if has_runs else "the gate checks it before its first run"
                         notes.append(f"{experiment}: {encoder} is not checked with its regulariser yet and failed the "
@@ -348,14 +348,14 @@ def _composed(experiment: str, encoder: str, extra: list[str], base: DictConfig 
     return cfg, row_key(cfg)
 
 
-def known_failures(cfg: DictConfig, key: str) -> list[str]:
+def _known_failures(cfg: DictConfig, key: str) -> list[str]:
     """The failed checks of the row's cached or committed verdict ([] when it passes or is not
     checked yet; nothing is checked here)."""
     entry = known_entry(cfg, key)
     return list(entry["failures"]) if entry and entry["status"] == FAIL else []
 
 
-def earlier_failures(cfg: DictConfig, key: str) -> list[str]:
+def _earlier_failures(cfg: DictConfig, key: str) -> list[str]:
     """The failed checks the previous version of the checks found for a row the current version
     has not checked (a row whose regulariser weighs in: results/sanity.md's "not checked" line
     keeps them), or []."""
