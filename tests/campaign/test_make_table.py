@@ -682,6 +682,10 @@ def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that
     assert deep["per_run"] is None  # no committed rung-0 run of the 3L-BiLSTM to scale by: unknown, as before
     module.print_plan([bilstm, rcrn])
     assert "0.9+" in capsys.readouterr().out
+    (tmp_path / "rcrn_table3.csv").write_text(header)  # no CPU run at rung 0 (RCRN Table 4's were on a GPU)
+    committed = evidence.CommittedEvidence(tmp_path / "rcrn_table3.csv", tmp_path / "rcrn_table3.items.csv.xz")
+    bilstm, rcrn = module.plan([ExperimentPlan("rcrn_table3_rung2", base, ["bilstm", "rcrn"])], [], committed)
+    assert bilstm["per_run"] == pytest.approx(0.3) and rcrn["per_run"] is None  # the reference row needs no ratio
     assert pricing.rung_of("ap_rung3") == ("ap", 3) and pricing.rung_of("rung2") == ("", 2) and pricing.rung_of("ap") == ("ap", 0) and pricing.rung_of("rcrn_table3_rung2") == ("rcrn_table3", 2)
 
 

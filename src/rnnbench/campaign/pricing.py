@@ -185,7 +185,8 @@ def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None)
     the reference row at that rung (results/regime_ladder.runs.csv, the same experiment), times this
     encoder's CPU hours over the reference row's in the table's committed runs at rung 0. At rung 4
     a run of RCRN Table 3's BiLSTM cost 33 times one at rung 0, so rung 0's price would mislead.
-    None where the ladder has no CPU run there or rung 0 has no committed run of either encoder."""
+    The reference row is the ladder's price itself. None where the ladder has no CPU run there, or
+    (another encoder) rung 0 has no committed CPU run of either encoder."""
     variant, rung = rung_of(line["variant"])
     path = Path(line["results_dir"]) / "regime_ladder.runs.csv"
     if not rung or not path.exists() or DEADLINE.device not in (None, "cpu"):
@@ -197,12 +198,14 @@ def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None)
     if not runs:
         return None
     reference = next(iter(runs.values()))["encoder"]
+    ladder_price = statistics.fmean(float(r["cpu_hours"]) for r in runs.values())
+    if line["encoder"] == reference:
+        return ladder_price  # the reference row itself: no ratio (RCRN Table 4's rung-0 runs were all on a GPU)
     at_rung0 = committed_costs(committed, {(enc, variant, line["threads"]) for enc in (reference, line["encoder"])})
     own, of_reference = at_rung0[(line["encoder"], variant, line["threads"])], at_rung0[(reference, variant, line["threads"])]
     if not own or not of_reference:
         return None
-    ratio = statistics.fmean(own) / statistics.fmean(of_reference)
-    return statistics.fmean(float(r["cpu_hours"]) for r in runs.values()) * ratio
+    return ladder_price * statistics.fmean(own) / statistics.fmean(of_reference)
 
 
 def cpu_hours(record: dict, threads: int) -> float | None:
