@@ -62,6 +62,24 @@ def test_ours_is_named_per_row_where_rows_differ_and_a_missing_option_reads_as_d
     assert "DT-GRU layer norm" not in {d.item for d in deviations.differences("t", [with_ln], settings)}
 
 
+def test_dropout_chosen_on_dev_is_named_beside_the_configs_own():
+    settings = {"items": [
+        {"id": "d", "item": "Dropout", "value": None, "cite": "§4", "ours_from": "dropout"},
+        {"id": "gd", "item": "DT-GRU dropout", "rows": ["dt_gru"], "value": None, "cite": "fn. 3",
+         "config": "encoder.candidate_dropout", "absent": 0.0, "describe": {0.0: "none"}, "with_dev_dropout": True},
+    ]}
+    ladder = _config("dt_gru", variant="rung2")
+    ladder["table"] = {"variant": "rung2", "protocol": {"dropout_grid": [0.5, 0.2]}}
+    found = {d.item: d for d in deviations.differences("t", [_config(), ladder], settings)}
+    chosen = "p chosen on dev from the config's own and {0.2, 0.5} at the chosen rate"
+    assert found["Dropout"].ours.startswith("none (bilstm); " + chosen)
+    assert found["Dropout"].ours.endswith("the config's own: none (dt_gru/rung2)")
+    assert found["DT-GRU dropout"].ours.startswith("none, with " + chosen)
+    # without a grid the item reads as before: the config's own
+    plain = {d.item: d for d in deviations.differences("t", [_config("dt_gru")], settings)}
+    assert plain["Dropout"].ours == "none" and plain["DT-GRU dropout"].ours == "none"
+
+
 def test_a_grid_equals_the_papers_in_any_order_and_a_one_rate_grid_its_rate():
     assert deviations.same([1e-3, 4e-4, 3e-4], (3e-4, 1e-3, 4e-4))
     assert not deviations.same([1e-3, 4e-4, 3e-4], (1e-3, 4e-4))
@@ -98,12 +116,18 @@ def generated() -> Generated:
     return Generated()
 
 
-DROPOUT = "- **Dropout**: the paper does not say [§4.2]; ours: none. The authors' public code passes a dropout"
+DROPOUT = "- **Dropout**: the paper does not say [§4.2]; ours: none"
+AUTHORS_DROPOUT = "The authors' public code passes a dropout keep-probability to each of RCRN's three BiRNNs"
+DEV_DROPOUT = "p chosen on dev from the config's own and {0.2, 0.5} at the chosen rate"
 
 
 def test_the_deviations_a_referee_found_unstated_are_printed(generated):
     # RCRN Table 5: the dev split taken out of train, and no dropout (the authors' code has it in every BiRNN)
     assert deviations.HEADING in generated["rcrn_table5"] and DROPOUT in generated["rcrn_table5"]
+    assert AUTHORS_DROPOUT in generated["rcrn_table5"]
+    # its ladder rows choose dropout on dev, and the line names them
+    assert (f"; {DEV_DROPOUT} (the word vectors' output, or the input of each layer of a stacked encoder, and the head); "
+            "the config's own: none (bilstm/rung3, 3l_bilstm/rung3, rcrn/rung3)." in generated["rcrn_table5"])
     assert ("- **Dev split**: the paper does not say (TREC has no official dev split) [§4.1-4.2]; ours: 10% of the training "
             "split held out (seed 13)." in generated["rcrn_table5"])
     # the LSTM baseline paper's fixed rate against our grid
@@ -114,16 +138,18 @@ def test_the_deviations_a_referee_found_unstated_are_printed(generated):
     assert "- **Zone-disagreement normalisation**: paper: λ times the sum of D_zone" in mzu and "ours: per token: the 8 zone cosines" in mzu
     assert "- **Hidden size**: the paper does not say for ABSA (its PTB models: 800) [Training Details]; ours: 200." in mzu
     # (the footnote-3 ladder row has both, so the line names which row deviates)
-    assert ("- **DT-GRU layer normalisation**: paper: applied, as to the MZUs (place not given) [footnote 3]; ours: none (dt_gru); "
-            "the other rows as the paper." in mzu)
+    assert ("- **DT-GRU layer normalisation**: paper: applied, as to the MZUs (place not given) [footnote 3]; ours: none "
+            "(dt_gru, dt_gru/rung3); the other rows as the paper." in mzu)
+    # the rung-3 DT-GRU keeps its GRU without dropout; the protocol's p goes around it, chosen on dev
     assert ("- **DT-GRU dropout**: the paper applies dropout to its GRUs as to its MZUs, at a rate not given for ABSA [footnote 3]; "
-            "ours: none (dt_gru); 0.3 (dt_gru/fn3)." in mzu)
+            f"ours: none (dt_gru); 0.3 (dt_gru/fn3); none, with {DEV_DROPOUT}" in mzu)
+    assert mzu.rstrip().count("(dt_gru/rung3).") == 1
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("table", RCRN_TABLES)
 def test_every_rcrn_table_says_it_has_no_dropout(generated, table):
-    assert DROPOUT in generated[table]
+    assert DROPOUT in generated[table] and AUTHORS_DROPOUT in generated[table]
 
 
 def test_a_value_as_the_papers_is_not_listed(generated):

@@ -28,6 +28,8 @@ A settings file::
       tasks: [trecqa_partial]      # optional: only the rows of these tasks (task.name)
       by_row: {2l_lstm/baseline: 170}   # optional: the paper's value per row (a value, or {value, text, says})
       note: ...                    # optional: one more sentence
+      with_dev_dropout: true       # optional, for a config item about one part's dropout: also name the p the
+                                   # protocol chooses on dev around the encoder (table.protocol.dropout_grid)
 """
 from __future__ import annotations
 
@@ -112,7 +114,7 @@ def check(settings: dict, where: str = "") -> list[str]:
         if "value" not in item and "by_row" not in item:
             problems.append(f"{name}: no value (null where the paper does not say) and no by_row")
         unknown = set(item) - {"id", "item", "value", "text", "says", "cite", "config", "ours_from", "describe",
-                               "absent", "rows", "tasks", "by_row", "note"}
+                               "absent", "rows", "tasks", "by_row", "note", "with_dev_dropout"}
         if unknown:
             problems.append(f"{name}: unknown key(s) {', '.join(sorted(unknown))}")
     return problems
@@ -229,14 +231,28 @@ def _train_split(cfg, _configs):
     return OFFICIAL, "the official training split"
 
 
+def _dev_dropout(cfg) -> tuple[tuple, str] | None:
+    """Dropout the protocol chooses on dev (``table.protocol.dropout_grid``): its value and wording
+    (where p goes: campaign/dropout.py), or None where the row runs its config's own."""
+    grid = sorted(float(p) for p in _get(cfg, "table.protocol.dropout_grid", None) or [])
+    if not grid:
+        return None
+    return (("dev",) + tuple(grid),
+            f"p chosen on dev from the config's own and {fmt(grid)} at the chosen rate (the word vectors' output, or the "
+            "input of each layer of a stacked encoder, and the head)")
+
+
 def _dropout(cfg, _configs):
     parts = [(where, _get(cfg, key, None)) for where, key in (("embeddings", "embedding.dropout"), ("encoder", "encoder.dropout"),
                                                                ("encoder candidate", "encoder.candidate_dropout"),
                                                                ("head", "task.head.dropout"))]
     parts = [(where, float(rate)) for where, rate in parts if rate]
-    if not parts:
-        return 0.0, "none"
-    return tuple(rate for _, rate in parts), ", ".join(f"{where} {fmt(rate)}" for where, rate in parts)
+    value, wording = (0.0, "none") if not parts else (tuple(rate for _, rate in parts),
+                                                      ", ".join(f"{where} {fmt(rate)}" for where, rate in parts))
+    dev = _dev_dropout(cfg)
+    if dev is None:
+        return value, wording
+    return (value, dev[0]), f"{dev[1]}; the config's own: {wording}"
 
 
 def _seeds(cfg, _configs):
@@ -288,10 +304,13 @@ def ours(item: dict, cfg, configs) -> tuple[object, str]:
             raise SettingsError(f"paper setting {item['id']!r}: the config of row {row_of(cfg)} has no key {item['config']} "
                                 "(a typo, or an option this encoder lacks: declare ours for it with `absent`)")
         value = item["absent"]
-    for key, wording in (item.get("describe") or {}).items():
-        if _described(key, value):
-            return value, str(wording)
-    return value, fmt(value)
+    wording = next((str(w) for key, w in (item.get("describe") or {}).items() if _described(key, value)), None)
+    wording = fmt(value) if wording is None else wording
+    dev = _dev_dropout(cfg) if item.get("with_dev_dropout") else None
+    if dev is None:
+        return value, wording
+    # the item's own dropout (a GRU's, say) stays as configured; the protocol's p goes around the encoder
+    return (value, dev[0]), f"{wording}, with {dev[1]}"
 
 
 def _described(key, value) -> bool:
