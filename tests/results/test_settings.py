@@ -108,3 +108,24 @@ def test_malformed_settings_are_one_line_naming_the_file(bad, says):
     registry = {**paper_table(TABLE), "settings": bad}
     with pytest.raises(ValueError, match=f"paper_numbers/{TABLE}.yaml: .*{says}"):
         settings.check_registry(registry, f"paper_numbers/{TABLE}.yaml")
+
+
+def _amazon_rows(encoder: str, variant: str, base: float, domains: list[str]) -> list[dict]:
+    """Three seeds of one row in each of ``domains`` (RCRN Table 1's columns)."""
+    return [{**row, "dataset": domain, "run": f"{row['run']}-{domain}", "test": row["test"] + (0.3 * row["seed"] if encoder == "rcrn" else 0)}
+            for domain in domains for row in _rows(encoder, variant, base)[:3]]
+
+
+def test_a_macro_average_is_read_at_a_rung_only_once_it_covers_rung_0s_datasets():
+    claim = next(c for c in load_claims("rcrn_table1") if c["id"] == "rcrn-beats-bilstm-macro")
+    assert paper_table("rcrn_table1")["settings"]["rungs"] == [0, 1]
+    domains = ["Apparel", "Baby", "Camera", "MR"]
+    rung0 = _amazon_rows("rcrn", "", 80.0, domains) + _amazon_rows("bilstm", "", 78.0, domains)
+    partial = rung0 + _amazon_rows("rcrn", "rung1", 70.0, domains[:2]) + _amazon_rows("bilstm", "rung1", 75.0, domains[:2])
+    result = evaluate("rcrn_table1", claim, partial, [])
+    assert result.choice is None and result.ours == evaluate("rcrn_table1", claim, rung0, []).ours
+    assert "rung 1 has runs on 2 of the 4 datasets rung 0 compares, not read until it covers them all" in result.note
+    complete = rung0 + _amazon_rows("rcrn", "rung1", 70.0, domains) + _amazon_rows("bilstm", "rung1", 75.0, domains)
+    result = evaluate("rcrn_table1", claim, complete, [])
+    assert [value for value, _ in result.choice.cells] == ["rung 0", "rung 1"]
+    assert result.note.startswith("the numbers of rung 1") and "not read until" not in result.note

@@ -292,6 +292,11 @@ def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, 
     ran = {(r["encoder"], r.get("variant") or "") for r in rows}
     higher = [rung for rung in settings.rungs(registry) if rung
               and all(split_row(settings.row_at(claim[side], rung)) in ran for side in ("better", "worse"))]
+    partial = {rung: covered for rung in higher if (covered := _macro_coverage(rows, claim, rung)) is not None}
+    higher = [rung for rung in higher if rung not in partial]
+    if partial:  # a macro average over fewer datasets than rung 0's is another average: not read until complete
+        own.note = "; ".join(n for n in (own.note, *(f"rung {rung} has runs on {covered}, not read until it covers them all"
+                                                       for rung, covered in partial.items())) if n)
     if not higher:
         return own
     references = list((registry.get("reference") or {}).get("rows") or [])  # the parity gate's rows, read at the rung too
@@ -305,6 +310,16 @@ def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, 
     entry = settings.declared(registry)
     result.choice = choices.Choice("setting", str(entry["why"]), cells, None, settings.SETTING, int(entry["chosen"]))
     return result
+
+
+def _macro_coverage(rows: list[dict], claim: dict, rung: int) -> str | None:
+    """For a macro-average claim whose rows at ``rung`` cover fewer of rung 0's datasets: "k of n
+    datasets" (None where the claim is not a macro average or the rung covers them all)."""
+    if not claim["column"].lower().startswith("macro") or any(r["dataset"] == claim["column"] for r in rows):
+        return None
+    base = macro_datasets(rows, claim)
+    at = macro_datasets(rows, {**claim, **{side: settings.row_at(claim[side], rung) for side in ("better", "worse")}})
+    return None if base <= at else f"{len(base & at)} of the {len(base)} datasets rung 0 compares"
 
 
 def _evaluate(table: str, claim: dict, rows: list[dict], items: evidence.ItemScores, confidence: float,
