@@ -157,6 +157,11 @@ def with_macro_average(rows: list[dict], column: str, claim: dict) -> tuple[list
     return rows + extra, note
 
 
+def is_macro_average(rows: list[dict], column: str) -> bool:
+    """Whether a claim's column is a macro average we compute over its datasets (no run scores it directly)."""
+    return column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows)
+
+
 def macro_datasets(rows: list[dict], claim: dict) -> set[str]:
     """The datasets a macro average is over: those with reported runs of both of the claim's rows."""
     def datasets(name: str) -> set[str]:
@@ -315,7 +320,7 @@ def _across_settings(table: str, registry: dict, claim: dict, own: ClaimResult, 
 def _macro_coverage(rows: list[dict], claim: dict, rung: int) -> str | None:
     """For a macro-average claim whose rows at ``rung`` cover fewer of rung 0's datasets: "k of n
     datasets" (None where the claim is not a macro average or the rung covers them all)."""
-    if not claim["column"].lower().startswith("macro") or any(r["dataset"] == claim["column"] for r in rows):
+    if not is_macro_average(rows, claim["column"]):
         return None
     base = macro_datasets(rows, claim)
     at = macro_datasets(rows, {**claim, **{side: settings.row_at(claim[side], rung) for side in ("better", "worse")}})
@@ -327,7 +332,7 @@ def _evaluate(table: str, claim: dict, rows: list[dict], items: evidence.ItemSco
     column, quantity = claim["column"], claim.get("quantity", "test")
     paper = paper_values(table, claim)
     note, datasets = "", set()  # datasets: the columns whose runs the claim compares
-    if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
+    if is_macro_average(rows, column):
         datasets = macro_datasets(rows, claim)
         rows, note = with_macro_average(rows, column, claim)
         items = evidence.ItemScores()  # the macro average is over datasets, not items: the seeds and the sign test decide

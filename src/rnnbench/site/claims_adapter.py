@@ -114,7 +114,7 @@ def _paired_differences(result, rows: list[dict], quantity: str) -> list[float]:
         return []
     claim = {**result.claim, "better": result.compared[0], "worse": result.compared[1]}
     column = claim["column"]
-    if column.lower().startswith("macro") and not any(r["dataset"] == column for r in rows):
+    if claims_mod.is_macro_average(rows, column):
         rows, _ = claims_mod.with_macro_average(rows, column, claim)
     column = claims_mod.claim_column(rows, claim, column)
     better, worse = claims_mod.reported_by_seed(rows, claim["better"], column), claims_mod.reported_by_seed(rows, claim["worse"], column)
