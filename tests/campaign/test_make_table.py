@@ -655,6 +655,34 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     assert (None, None) == tuple(line["per_run"] for line in module.plan(plans, [], None))
 
 
+def test_a_row_with_no_run_at_its_variant_is_priced_from_another_variant_by_another_encoders_ratio(monkeypatch, tmp_path, capsys):
+    """FHE Table 4 at 200,000 training sequences: the FHE row (no run yet) read "?" though its 20,000-sequence
+    runs and the LSTM2's runs at both budgets were committed. FHE's 20k cost times the LSTM2's 200k/20k ratio
+    prices it; of several such estimates the largest; none where no other encoder has runs at both variants."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    header = "model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["FHE,fhe,small,len200,accuracy,100.0,1,s1-aaa,0.8,36.0,50,cpu,AMD EPYC",  # FHE at 20k: 0.5 CPU h
+            "LSTM2,lstm2,small,len200,accuracy,100.0,1,s1-bbb,0.8,36.0,40,cpu,AMD EPYC",  # LSTM2 at 20k: 0.4
+            "LSTM2,lstm2,small200k,len200,accuracy,100.0,1,s1-ccc,0.8,288.0,25,cpu,AMD EPYC",  # LSTM2 at 200k: 2.0 (5x)
+            "LSTM1,lstm1,small,len200,accuracy,100.0,1,s1-ddd,0.8,36.0,20,cpu,AMD EPYC",  # LSTM1 at 20k: 0.2
+            "LSTM1,lstm1,small200k,len200,accuracy,100.0,1,s1-eee,0.8,72.0,20,cpu,AMD EPYC",  # LSTM1 at 200k: 0.4 (2x)
+            "FHE,fhe,small_lambda1,len200,accuracy,100.0,1,s1-fff,0.8,3600.0,50,cpu,AMD EPYC"]  # no other encoder here: no ratio
+    (tmp_path / "fhe_table4.csv").write_text(header + "\n".join(rows) + "\n")
+    committed = evidence.CommittedEvidence(tmp_path / "fhe_table4.csv", tmp_path / "fhe_table4.items.csv.xz")
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    base = compose_config(["experiment=fhe_table4_small200k_fhe", f"paths.results_dir={tmp_path}"])
+    (fhe,) = module.plan([ExperimentPlan("fhe_table4_small200k_fhe", base, ["fhe"])], [], committed)
+    assert fhe["per_run"] == pytest.approx(0.5 * 2.0 / 0.4) and fhe["from_variant"] and not fhe["from_ladder"]
+    module.print_plan([fhe])
+    assert "2.5~" in capsys.readouterr().out
+    assert module.priced_from_another_variant("fhe", "", 1, committed) is None  # the paper's size: no encoder has run it
+    assert module.priced_from_another_variant("fhe", "small200k", 1, None) is None
+
+
 def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that_rung(monkeypatch, tmp_path, capsys):
     """RCRN Table 3 at rung 2 (every encoder, no run yet) was "no CPU estimate yet"; rung 0's price
     would mislead (a rung-4 BiLSTM run cost 33 times a rung-0 one). The ladder's BiLSTM runs at the

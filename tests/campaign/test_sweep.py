@@ -112,6 +112,20 @@ def test_a_tiny_sweep_trains_every_screen_cell_and_writes_its_page(tmp_path):
     assert planned.returncode == 0 and "0 run(s) now" in planned.stdout  # the screen is done; 1-epoch runs pass no cell
 
 
+def test_a_sweep_at_a_variant_with_no_run_of_its_encoder_is_priced_from_another_variant(tmp_path):
+    """FHE Table 4's sweep at 200,000 sequences planned "?" per run before its first: its encoder's
+    20,000-sequence runs times the LSTM2's cost ratio between the budgets price it, and the plan says so."""
+    spec = sweep_rule.load("fhe_table4_sparsity_200k")
+    header = "model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["FHE,fhe,small,len200,accuracy,100.0,1,s1-aaa,0.8,36.0,50,cpu,AMD EPYC",
+            "LSTM2,lstm2,small,len200,accuracy,100.0,1,s1-bbb,0.8,36.0,40,cpu,AMD EPYC",
+            "LSTM2,lstm2,small200k,len200,accuracy,100.0,1,s1-ccc,0.8,288.0,25,cpu,AMD EPYC"]
+    (tmp_path / "fhe_table4.csv").write_text(header + "\n".join(rows) + "\n")
+    price, scaled = sweep.price_per_run(spec, tmp_path)
+    assert price == pytest.approx(0.5 * 2.0 / 0.4) and scaled
+    assert sweep.price_per_run(spec, tmp_path / "none") == (None, False)
+
+
 def test_the_committed_sweep_page_is_what_its_committed_evidence_gives(tmp_path):
     """Nothing stale: results/sweeps/fhe_table4_sparsity.md is what `rnnbench sweep --no-run` writes from
     the committed runs CSV (and the committed evidence its reference row is read from), byte for byte."""

@@ -166,6 +166,10 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
         if line["per_run"] is None:
             line["per_run"] = priced_from_ladder(line, committed)
             line["from_ladder"] = line["per_run"] is not None
+        line["from_variant"] = False
+        if line["per_run"] is None:
+            line["per_run"] = priced_from_another_variant(line["encoder"], line["variant"], line["threads"], committed)
+            line["from_variant"] = line["per_run"] is not None
         line["to_run"] = line["total"] - line["finished"]
     return lines
 
@@ -230,13 +234,33 @@ def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tu
     return costs
 
 
+def priced_from_another_variant(encoder: str, variant: str, threads: int,
+                                committed: evidence.CommittedEvidence | None) -> float | None:
+    """A row with no CPU run at its variant (FHE Table 4's FHE at 200,000 training sequences, before
+    its first run): its encoder's committed runs at another variant of the table, times another
+    encoder's cost at this variant over its cost at that one (the LSTM2's 200,000-sequence runs over
+    its 20,000-sequence ones). Of the estimates the table's evidence allows, the largest: a plan
+    that errs long. None where no encoder has runs at both variants."""
+    costs: dict[tuple[str, str], list[float]] = {}
+    for (enc, run), rows in (committed.by_run.items() if committed else []):
+        hours = cpu_hours(committed.record(enc, run), threads)
+        if hours is not None:
+            costs.setdefault((enc, rows[0].get("variant", "")), []).append(hours)
+    estimates = [statistics.fmean(own) * statistics.fmean(here) / statistics.fmean(costs[(other_enc, other)])
+                 for (enc, other), own in costs.items() if enc == encoder and other != variant
+                 for (other_enc, v), here in costs.items() if other_enc != encoder and v == variant
+                 and costs.get((other_enc, other))]
+    return max(estimates) if estimates else None
+
+
 def print_plan(lines: list[dict]) -> None:
     width = max([28, *(len(line["experiment"]) for line in lines)])
     print(f"{'experiment':{width}} {'encoder':12} {'finished':>9} {'to run':>7} {'CPU h/run':>10} {'CPU h to run':>13}")
     total, unknown = 0.0, []
     for line in lines:
         per_run = "?" if line["per_run"] is None else (f"{line['per_run']:.2g}" + ("*" if line.get("other_data") else "")
-                                                       + ("+" if line.get("from_ladder") else ""))
+                                                       + ("+" if line.get("from_ladder") else "")
+                                                       + ("~" if line.get("from_variant") else ""))
         rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
         print(f"{line['experiment']:{width}} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}"
               + ("  left out of the campaign (table.not_run): not in the total" if line.get("left_out") else "")
@@ -268,3 +292,6 @@ def print_plan(lines: list[dict]) -> None:
     if any(line.get("from_ladder") and line["to_run"] for line in lines):
         print("+: priced from the regime ladder's runs of the reference row at this rung, times this encoder's cost over the "
               "reference row's at rung 0 (the table's committed runs); the epochs a run takes can differ between encoders")
+    if any(line.get("from_variant") and line["to_run"] for line in lines):
+        print("~: no run of this encoder at this variant yet: priced from its runs at another variant of the table, times "
+              "another encoder's cost at this variant over its cost at that one (the largest such estimate)")

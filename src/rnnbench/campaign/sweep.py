@@ -62,8 +62,10 @@ def reference_dev(sweep: Sweep, results_dir: Path) -> dict[int, float]:
             and r["dataset"] == sweep.column and r.get("reported") == "yes" and r["dev"] != ""}
 
 
-def price_per_run(sweep: Sweep, results_dir: Path) -> float | None:
-    """The mean CPU hours of the experiment's committed runs of the same encoder and variant (the cells' parent row)."""
+def price_per_run(sweep: Sweep, results_dir: Path) -> tuple[float | None, bool]:
+    """(CPU hours, whether scaled from another variant): the mean CPU hours of the experiment's committed runs of the same encoder and variant (the cells' parent row);
+    with none yet, the encoder's runs at another variant scaled as the table's plan scales them
+    (``pricing.priced_from_another_variant``: FHE at 200,000 sequences from FHE at 20,000, times the LSTM2's ratio)."""
     path = results_dir / f"{sweep.table}.csv"
     cfg = run_config(sweep, (), sweep.screen_seeds[0], 0.0, ())
     variant = str(cfg.table.get("variant") or "")
@@ -71,7 +73,13 @@ def price_per_run(sweep: Sweep, results_dir: Path) -> float | None:
     hours = [timing.run_cpu_hours(r["seconds_per_epoch"], r["epochs_run"], r.get("threads") or 1) for r in rows
              if r["encoder"] == sweep.encoder and (r.get("variant") or "") == variant and r["dataset"] == sweep.column
              and r["seconds_per_epoch"] != "" and not timing.on_gpu(r)]
-    return statistics.fmean(hours) if hours else None
+    if hours:
+        return statistics.fmean(hours), False
+    if not path.exists():
+        return None, False
+    committed = evidence.CommittedEvidence(path, evidence.items_path(path))
+    scaled = pricing.priced_from_another_variant(sweep.encoder, variant, int(cfg.trainer.num_threads), committed)
+    return scaled, scaled is not None
 
 
 def _fmt(text: str) -> str:
@@ -201,7 +209,7 @@ def ensure(sweep: Sweep, cell, seed: int, stage: str, lr: float, extra, kept: Ev
 def plan(sweep: Sweep, kept: Evidence, lr: float, extra, results: Path) -> int:
     """The runs the rule asks for now (the screen, or the confirm seeds of cells that passed), with CPU hours."""
     wanted, chosen, where = stages(sweep, list(kept.rows.values()))
-    price = price_per_run(sweep, results)
+    price, scaled = price_per_run(sweep, results)
     todo = [(c, s, st) for c, s, st in wanted if read_record(run_dir(run_config(sweep, c, s, lr, extra)), allow_smoke=True) is None]
     print(f"{sweep.name}: {where}")
     print(f"{'cell':40s} {'seed':>4s} {'stage':8s} {'CPU h':>6s}")
@@ -211,4 +219,7 @@ def plan(sweep: Sweep, kept: Evidence, lr: float, extra, results: Path) -> int:
     total = "?" if price is None else f"{price * len(todo):.1f}"
     print(f"{len(todo)} run(s) now, about {total} CPU h (training time at one thread); the confirm seeds of the cells "
           f"that pass follow (at most {later} runs)")
+    if scaled and todo:
+        print(f"no run of {sweep.encoder} at this variant yet: priced from its runs at another variant of {sweep.table}, "
+              f"times another encoder's cost at this variant over its cost at that one")
     return 0
