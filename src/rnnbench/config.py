@@ -107,6 +107,13 @@ class EmbeddingConf:
     min_coverage: float = 0.5
 
 
+def embeddings_frozen(cfg) -> bool:
+    """Whether a run's word vectors are frozen: ``embedding.freeze`` where set, else the task's
+    ``freeze_embeddings`` (its default). ``cfg``: a composed config or a record's plain dict."""
+    freeze = (cfg.get("embedding") or {}).get("freeze")
+    return bool(freeze if freeze is not None else (cfg.get("task") or {}).get("freeze_embeddings", False))
+
+
 class KernelImpl(StrEnum):
     """trainer.kernel_impl: rnnbench.kernels.dispatch.CHOICES (a test holds the two equal; the kernels import torch)."""
 
@@ -138,6 +145,12 @@ class TrainerConf:
     weight_decay: float = 0.0
     grad_clip: float = 5.0
     patience: int = 3  # epochs without dev improvement before stopping; 0 = never stop early
+    # Patience counts once a run has started: an epoch's dev score beats the majority class (always) and, where
+    # this is set, its mean training loss is below this fraction of the prior's loss (the cross-entropy of
+    # predicting the training labels' frequencies; results/patience.py). None: the dev score alone, as every
+    # run before the option. A 3-layer BiLSTM on 28-batch epochs beat the majority by chance at its
+    # training loss of 0.69 and was stopped before it took off (results/diagnostics/slow_start.md).
+    start_below_prior: Optional[float] = None
     max_batches: Optional[int] = None  # per epoch (smoke runs); None = the whole split
     max_eval_batches: Optional[int] = None
     truncate: Optional[int] = None  # cut every text to this many tokens (smoke runs, memory caps); None = keep all
@@ -272,6 +285,7 @@ RANGES = [
     ("trainer.bucket_size", 1, "batches per length bucket"),
     ("trainer.num_threads", 1, "torch CPU threads (null: torch's default, the machine's core count)"),
     ("trainer.patience", 0, "epochs without improvement before stopping (0: never)"),
+    ("trainer.start_below_prior", 0.0, "the fraction of the prior's loss a run's training loss must fall under to start (null: off)"),
     ("trainer.mc_dropout_samples", 0, "Monte Carlo dropout samples (0: off)"),
     ("trainer.lr", 0.0, "the learning rate"),
     ("trainer.weight_decay", 0.0, "the weight decay"),

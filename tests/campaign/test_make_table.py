@@ -334,6 +334,23 @@ def test_footnotes_describe_the_first_experiment_that_has_runs():
     assert module.footnotes(plans, []) == ["No finished runs yet."]
 
 
+def test_footnotes_say_which_variants_train_the_word_vectors():
+    """RCRN Table 1 at rung 1 trains the vectors its rung-0 rows keep frozen; the footnote said
+    "frozen" for both (it read the first experiment only). A record's plain dict reads the same."""
+    from rnnbench.compose import compose_config
+    from rnnbench.config import embeddings_frozen
+
+    module = _module()
+    names = ("rcrn_table1_mr", "rcrn_table1_mr_rung1")
+    plans = [ExperimentPlan(name, compose_config([f"experiment={name}"]), []) for name in names]
+    rows = [{"variant": v, "seed": "1", "reported": "yes", "commit": "0" * 40, "hardware": "cpu", "device": "cpu"} for v in ("", "rung1")]
+    assert "embeddings glove_6b_50d (frozen); glove_6b_50d (trained) in variant rung1;" in module.footnotes(plans, rows)[0]
+    assert "embeddings glove_6b_50d (frozen); reported" in module.footnotes(plans[:1], rows[:1])[0]  # one setting: as before
+    assert embeddings_frozen({"embedding": {"freeze": None}, "task": {"freeze_embeddings": True}})
+    assert not embeddings_frozen({"embedding": {"freeze": False}, "task": {"freeze_embeddings": True}})
+    assert not embeddings_frozen({"embedding": {}, "task": {}})
+
+
 def test_the_papers_rows_finish_before_our_baselines_start(monkeypatch):
     from rnnbench.compose import compose_config
 

@@ -124,3 +124,6 @@ def test_the_budget_rule_states_the_grid_extension_and_the_patience_rule():
     ranking = protocol.describe(_protocol(max_grid_extensions=0), 1e-3, 50, 4, 1, "map", False)
     assert "patience 4 counted from the first epoch (map has no majority-class baseline)" in ranking
     assert "the grid never extended" in ranking
+    held = protocol.describe(_protocol(), 1e-3, 50, 4, 1, "accuracy", True, 0.9)
+    assert "beats the dev split's majority-class score with a mean training loss under 0.9 x the prior's" in held
+    assert "training loss" not in text  # the option unset: the sentence as before

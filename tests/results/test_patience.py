@@ -49,3 +49,23 @@ def test_the_baseline_is_the_dev_splits_most_common_label_for_accuracy_only():
     assert patience.task_baseline(accuracy, dev) == 0.5 and patience.applies(accuracy)
     assert patience.task_baseline(bpc, dev) is None and not patience.applies(bpc)
     assert patience.task_baseline(rouge, dev) is None and not patience.applies(rouge)
+
+
+def test_with_start_below_prior_a_chance_dev_score_at_the_priors_loss_does_not_start_the_count():
+    """RCRN Table 1 at rung 1, Health, the 3L-BiLSTM's seed 1 (results/diagnostics/slow_start.md): its dev
+    accuracy beat the majority class (0.51) by chance at epochs 2, 4 and 5 while its training loss stayed at
+    the prior's (ln 2 = 0.693), and patience 4 stopped it at epoch 9. Counting only once the training loss is
+    under 0.9 x the prior's, it goes on; it took off at epoch 11 (0.561) in the run without early stopping."""
+    dev = [0.51, 0.575, 0.49, 0.585, 0.66, 0.525, 0.49, 0.51, 0.51, 0.55, 0.705]
+    loss = [0.6954, 0.7038, 0.6972, 0.6820, 0.668, 0.653, 0.694, 0.680, 0.654, 0.668, 0.561]
+    prior = patience.prior_loss([{"label": 0}, {"label": 1}] * 700)
+    assert abs(prior - 0.6931) < 1e-4
+    assert patience.started(dev[:9], 0.51)  # the dev score alone: started at epoch 2
+    assert not patience.started(dev[:10], 0.51, losses=loss[:10], below=0.9 * prior)
+    assert patience.started(dev, 0.51, losses=loss, below=0.9 * prior)
+    assert not patience.started([0.7], 0.51, losses=[None], below=0.6)  # no training loss: not started
+    assert patience.start_bound(0.9, 0.51, [{"label": 0}, {"label": 1}]) == 0.9 * prior
+    assert patience.start_bound(None, 0.51, [{"label": 0}]) is None  # the option unset
+    assert patience.start_bound(0.9, None, [{"label": 0}]) is None  # no majority baseline: counts from epoch 1
+    assert patience.start_bound(0.9, 0.5, [{"text": "x"}]) is None  # no labels
+    assert patience.prior_loss([{"label": 3}] * 5) == 0.0

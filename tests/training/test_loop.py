@@ -41,6 +41,23 @@ def test_early_stopping_and_best_epoch(tmp_path, monkeypatch):
     assert rec["epochs_run"] == 3 and rec["best_epoch"] == 1 and rec["status"] == "trained" and rec["majority_baseline"] == -1.0
 
 
+def test_start_below_prior_holds_patience_until_the_training_loss_leaves_the_priors(tmp_path, monkeypatch):
+    """lr 0: every dev score beats a baseline of -1, but the training loss never leaves the untrained
+    model's (about ln 10 over ten digits). Patience 2 stops it after epoch 3 on the dev score alone; with
+    trainer.start_below_prior=0.9 it has not started, so it runs to its cap; the option is in its identity."""
+    _started_at_once(monkeypatch)
+    args = (*TINY, "trainer.epochs=5", "trainer.patience=2", "trainer.lr=0.0")
+    said = []
+    plain = train(smoke_config(tmp_path / "a", *args), say=_quiet)
+    held = train(smoke_config(tmp_path / "b", *args, "trainer.start_below_prior=0.9"), say=said.append)
+    assert plain["epochs_run"] == 3 and held["epochs_run"] == 5 and held["identity"] != plain["identity"]
+    assert any("with a training loss under" in line and "0.9 x the prior's loss" in line for line in said)
+    # A model that learns starts: the default rate's loss falls under 0.9 x the prior's within the cap.
+    learns = train(smoke_config(tmp_path / "c", *TINY, "trainer.epochs=5", "trainer.patience=1", "trainer.start_below_prior=0.9"),
+                   say=_quiet)
+    assert learns["history"][-1]["train_loss"] < 0.9 * math.log(10) and learns["status"] == "trained"
+
+
 def test_a_run_that_never_beats_the_majority_class_score_runs_to_its_cap_and_did_not_train(tmp_path):
     """lr 0: the dev accuracy stays at its untrained value, never above the dev split's most common
     digit's share. Patience never starts counting (it stopped such a run after 3 epochs before), and

@@ -7,6 +7,7 @@ import datetime
 import json
 from pathlib import Path
 
+from rnnbench.config import embeddings_frozen
 from rnnbench.errors import RnnbenchError
 from rnnbench.campaign.definitions import claimed_parameter_counts, table_spec
 from rnnbench.campaign import protocol
@@ -181,8 +182,7 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
     commits = sorted({r["commit"][:12] for r in rows})
     hardware = sorted({f"{r['hardware']} ({r['device']})" for r in rows})
     notes = [
-        f"Ours: test split, best epoch chosen on dev; embeddings {first.embedding.name} "
-        f"({'frozen' if (first.embedding.freeze if first.embedding.freeze is not None else first.task.get('freeze_embeddings')) else 'trained'}); "
+        f"Ours: test split, best epoch chosen on dev; embeddings {embeddings_used(with_runs)}; "
         + (f"reported seeds {', '.join(map(str, seeds))}." if seeds else "no reported runs yet (learning-rate selection runs only)."),
         *protocol_notes(with_runs),
         f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
@@ -197,13 +197,28 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
     return notes
 
 
+def embeddings_used(experiments) -> str:
+    """The word vectors of the experiments with runs, and whether they were trained: the first
+    experiment's, then each other setting with the variants that use it (a table re-run at a rung
+    of the regime ladder trains the vectors its rung-0 rows keep frozen)."""
+    def setting(cfg) -> str:
+        return f"{cfg.embedding.name} ({'frozen' if embeddings_frozen(cfg) else 'trained'})"
+
+    first, others = setting(experiments[0][1]), {}
+    for _, cfg in experiments[1:]:
+        if setting(cfg) != first:
+            others.setdefault(setting(cfg), []).append(str(cfg.table.variant or ""))
+    return "; ".join([first, *(f"{name} in variant {', '.join(dict.fromkeys(v or 'none' for v in variants))}"
+                               for name, variants in others.items())])
+
+
 def protocol_notes(experiments) -> list[str]:
     """The budget rule of the experiments with runs: one sentence when they share it (MZU Table
     6's two domains), else one per experiment, named, so no table states a cap some runs did not have."""
     def sentence(cfg) -> str:
         t = cfg.trainer
         return (protocol.describe(cfg.table.protocol, t.lr, t.epochs, t.patience, t.num_threads, str(cfg.task.select_metric),
-                                  patience.applies(cfg.task))
+                                  patience.applies(cfg.task), t.get("start_below_prior"))
                 + (f" At most {t.max_batches} batches per epoch." if t.max_batches else "") + f" {t.optimizer}, batch {t.batch_size}.")
 
     by_sentence: dict[str, list[str]] = {}

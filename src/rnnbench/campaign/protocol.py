@@ -171,10 +171,11 @@ def choose_rate(protocol, config_lr: float, dev_scores: Callable[[float], list[f
 
 
 def describe(protocol, config_lr: float, epochs: int, patience: int, threads, select_metric: str | None = None,
-             majority_rule: bool | None = None) -> str:
+             majority_rule: bool | None = None, start_below_prior: float | None = None) -> str:
     """The budget rule, one sentence, written under every table. ``majority_rule``: whether patience
     counts from the first epoch that beats the majority-class baseline on ``select_metric``
-    (``results/patience.py``; False: the metric has none; None: not said)."""
+    (``results/patience.py``; False: the metric has none; None: not said); ``start_below_prior``:
+    the trainer's option of that name, which also asks the epoch's training loss to have left the prior's."""
     lrs = grid(protocol, config_lr)
     sel = selection_seeds(protocol)
     seeds = [int(s) for s in protocol.seeds]
@@ -200,7 +201,9 @@ def describe(protocol, config_lr: float, epochs: int, patience: int, threads, se
                     + (", the other seeds at the chosen p" if rest else ""))
     stop = f"early stopping with patience {patience}" if patience else "no early stopping"
     if majority_rule:
-        stop += ((f" counted from the first epoch whose dev {select_metric} beats the dev split's majority-class score" if patience else "")
+        stop += ((f" counted from the first epoch whose dev {select_metric} beats the dev split's majority-class score"
+                  + (f" with a mean training loss under {start_below_prior:g} x the prior's (the cross-entropy of predicting "
+                     f"the training labels' frequencies)" if start_below_prior is not None else "") if patience else "")
                  + f" (a run whose dev {select_metric} never beats it within the cap did not train: not averaged)")
     elif majority_rule is not None and patience:
         stop += f" counted from the first epoch ({select_metric} has no majority-class baseline)"

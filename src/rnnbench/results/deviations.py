@@ -41,6 +41,7 @@ from pathlib import Path
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
+from rnnbench.config import embeddings_frozen
 from rnnbench.errors import RnnbenchError
 
 SETTINGS = Path(__file__).resolve().parent / "paper_settings"
@@ -161,10 +162,7 @@ def _embedding(cfg, _configs):
 
 
 def _embedding_training(cfg, _configs):
-    freeze = _get(cfg, "embedding.freeze", None)
-    if freeze is None:
-        freeze = _get(cfg, "task.freeze_embeddings", False)
-    value = "frozen" if freeze else "trained"
+    value = "frozen" if embeddings_frozen(cfg) else "trained"
     return value, value
 
 

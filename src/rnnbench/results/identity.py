@@ -47,6 +47,7 @@ EXCLUDED = {
 NEUTRAL_DEFAULTS: dict[tuple[str, ...], object] = {
     ("trainer", "kernel_impl"): "auto",
     ("trainer", "precision"): "32",  # float32, as every run before mixed precision
+    ("trainer", "start_below_prior"): None,  # patience counts from the dev score alone, as before the option
     ("task", "head", "readout"): "pool",  # the classifier's pooling readout, as before the option existed
     ("encoder", "sparsity_penalty"): "loss",  # FHE: the differentiable penalty every earlier run used
     ("encoder", "penalty_from_dev_accuracy"): None,  # FHE: the penalty from the start (no Table 3 schedule)

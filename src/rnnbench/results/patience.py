@@ -22,6 +22,8 @@ run is what the rule would have produced, so the training pipeline's version
 """
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass
 
 TRAINED = "trained"  # beat the baseline at some epoch (or the task has none)
@@ -57,9 +59,37 @@ def beats(value: float | None, baseline: float | None, lower_is_better: bool = F
     return value < baseline if lower_is_better else value > baseline
 
 
-def started(curve: list[float | None], baseline: float | None, lower_is_better: bool = False) -> bool:
-    """Whether any epoch of a dev curve beat the baseline: from that epoch on, patience counts."""
-    return any(beats(v, baseline, lower_is_better) for v in curve)
+def started(curve: list[float | None], baseline: float | None, lower_is_better: bool = False,
+            losses: list[float | None] | None = None, below: float | None = None) -> bool:
+    """Whether any epoch of a dev curve beat the baseline: from that epoch on, patience counts.
+    With ``below`` (``trainer.start_below_prior`` times the prior's loss), the same epoch's mean
+    training loss (``losses``, one per epoch) must also be under it: a dev score that beats the
+    majority class by chance while the model still predicts the prior does not start the count."""
+    if below is None:
+        return any(beats(v, baseline, lower_is_better) for v in curve)
+    return any(beats(v, baseline, lower_is_better) and loss is not None and loss < below
+               for v, loss in zip(curve, losses or []))
+
+
+def prior_loss(records: list[dict]) -> float | None:
+    """The cross-entropy of predicting the training labels' frequencies for every example (their
+    entropy, in nats): a classifier that has learnt nothing but the prior sits there. None where the
+    records carry no ``label``."""
+    labels = [r["label"] for r in records if "label" in r]
+    if not labels:
+        return None
+    counts = Counter(map(str, labels)).values()
+    return -sum(c / len(labels) * math.log(c / len(labels)) for c in counts)
+
+
+def start_bound(ratio: float | None, baseline: float | None, train_records: list[dict]) -> float | None:
+    """The training loss a run must fall under to count as started (``trainer.start_below_prior``
+    times the prior's loss), or None: the option unset, a task without a majority baseline (patience
+    counts from epoch 1 there), or training records without labels."""
+    if ratio is None or baseline is None:
+        return None
+    prior = prior_loss(train_records)
+    return None if prior is None else float(ratio) * prior
 
 
 def bad_epochs_after(bad_epochs: int, improved: bool, has_started: bool) -> int:

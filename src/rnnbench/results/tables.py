@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 from omegaconf import OmegaConf
 
+from rnnbench.config import embeddings_frozen
 from rnnbench.results.patience import DID_NOT_TRAIN, NEEDS_RERUN
 
 REGISTRY = Path(__file__).resolve().parent / "paper_numbers"
@@ -291,7 +292,7 @@ def describe_runs(records: list[dict]) -> list[str]:
     train_sizes = sorted({r["data"]["train"] for r in records})
     return [
         f"Ours: test split, best epoch chosen on dev; embeddings {records[0]['embedding']} "
-        f"({'frozen' if cfg['task'].get('freeze_embeddings') else 'trained'}); seeds {', '.join(map(str, seeds))}.",
+        f"({'frozen' if embeddings_frozen(cfg) else 'trained'}); seeds {', '.join(map(str, seeds))}.",
         f"Training: at most {cfg['trainer']['epochs']} epochs"
         + (f" of at most {cfg['trainer']['max_batches']} batches" if cfg["trainer"].get("max_batches") else "")
         + f", early stopping patience {cfg['trainer']['patience']}; "

@@ -90,9 +90,16 @@ class Run:
     logger: object
     say: object
     baseline: float | None = None  # the dev split's majority-class score on the select metric (None: patience counts from epoch 1)
+    start_loss: float | None = None  # trainer.start_below_prior times the prior's loss: the training loss a start needs
 
     def dev_curve(self, state: TrainState) -> list[float | None]:
         return [h.get(f"dev_{self.cfg.task.select_metric}") for h in state.history]
+
+    def started(self, state: TrainState) -> bool:
+        """Whether patience counts yet (results/patience.py): an epoch has beaten the majority class,
+        with its training loss under ``start_loss`` where the option sets one."""
+        return patience.started(self.dev_curve(state), self.baseline, self.lower_is_better(),
+                                [h.get("train_loss") for h in state.history], self.start_loss)
 
     def lower_is_better(self) -> bool:
         return self.cfg.task.get("select_mode", "max") == "min"
@@ -278,7 +285,7 @@ def end_epoch(run: Run, state: TrainState, seconds: float, dev: Evaluation) -> N
         if run.dist.main:
             checkpoint.save(run.run_dir / checkpoint.BEST, **checkpoint.bundle(run.model, run.cfg, run.data))  # self-contained: rnnbench.load
     # Epochs before the first one that beats the majority-class baseline are not counted.
-    state.bad_epochs = patience.bad_epochs_after(state.bad_epochs, improved, patience.started(run.dev_curve(state), run.baseline, lower_is_better))
+    state.bad_epochs = patience.bad_epochs_after(state.bad_epochs, improved, run.started(state))
     # An encoder may change its objective after a dev score (FHE Table 3 enforces its sparsity penalty once the
     # dev accuracy is reached): the best epoch is then chosen among the epochs trained with the new objective.
     if run.model.encoder.on_dev_score(value):
@@ -293,7 +300,7 @@ def apply_patience_rule(run: Run, state: TrainState) -> None:
     (and stopped on) epochs before the run beat the majority-class baseline. It goes on from
     where it stopped, as if trained under the rule from the start (batch order and RNG state
     are saved: the result is the same)."""
-    if patience.started(run.dev_curve(state), run.baseline, run.lower_is_better()) or not (state.bad_epochs or state.stopped):
+    if run.started(state) or not (state.bad_epochs or state.stopped):
         return
     if state.stopped:
         run.say(f"epoch {state.epoch}: early stopping ended this run before its dev score beat the majority-class baseline "
@@ -385,11 +392,16 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None,
     optimizer = build_optimizer(cfg, trainable)
     splits = truncated_batch(data.splits, data.fields, t.truncate)
     baseline = patience.task_baseline(cfg.task, data.raw["dev"])
-    run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say, baseline=baseline)
+    start_loss = patience.start_bound(t.get("start_below_prior"), baseline, data.raw["train"])
+    run = Run(cfg, run_dir, data, splits, model, model, optimizer, device, precision, dist, logger=NullLogger(), say=say,
+              baseline=baseline, start_loss=start_loss)
     n_params = model.encoder.num_parameters()
     say(f"{cfg.task.name} / {cfg.encoder.name} / seed {cfg.seed}: {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test; "
         f"vocab {len(data.vocab)}; encoder parameters {n_params:,}; run folder {run_dir}")
 
+    if start_loss is not None:
+        say(f"patience counts from the first epoch whose dev {cfg.task.select_metric} beats the majority class ({baseline:.4f}) "
+            f"with a training loss under {start_loss:.4f} ({float(t.start_below_prior):g} x the prior's loss)")
     state = resume(run)  # a damaged last.pt is moved aside: restart
     apply_patience_rule(run, state)
     run.train_model = distributed.wrap(model, dist, device)

@@ -18,6 +18,7 @@ from torch import nn
 from rnnbench.data.vocab import CHARS_SUFFIX
 from rnnbench.encoders.base import Encoder
 from rnnbench.encoders.build import build_encoder
+from rnnbench.config import embeddings_frozen
 from rnnbench.errors import ConfigError
 from rnnbench.heads.base import Head, HeadOutput
 from rnnbench.nn.char_encoder import CharEncoder, char_output_size
@@ -133,8 +134,7 @@ def build_model(cfg: DictConfig, data) -> TaskModel:
         if vectors.shape != (vocab_size, dim):
             raise ConfigError(f"embedding matrix is {tuple(vectors.shape)}, expected {(vocab_size, dim)} (embedding.dim)")
         embedding.weight.data.copy_(vectors)
-    freeze = cfg.embedding.freeze if cfg.embedding.freeze is not None else cfg.task.get("freeze_embeddings", False)
-    embedding.weight.requires_grad = not freeze
+    embedding.weight.requires_grad = not embeddings_frozen(cfg)
 
     head_cls, head_opts = _head_class_and_options(cfg, data.vocab)
     encoder = _encoder_for_head(cfg, head_cls, head_opts)
