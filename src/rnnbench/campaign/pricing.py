@@ -241,11 +241,8 @@ def priced_from_another_variant(encoder: str, variant: str, threads: int,
     encoder's cost at this variant over its cost at that one (the LSTM2's 200,000-sequence runs over
     its 20,000-sequence ones). Of the estimates the table's evidence allows, the largest: a plan
     that errs long. None where no encoder has runs at both variants."""
-    costs: dict[tuple[str, str], list[float]] = {}
-    for (enc, run), rows in (committed.by_run.items() if committed else []):
-        hours = cpu_hours(committed.record(enc, run), threads)
-        if hours is not None:
-            costs.setdefault((enc, rows[0].get("variant", "")), []).append(hours)
+    every = {(enc, rows[0].get("variant", ""), threads) for (enc, _), rows in (committed.by_run.items() if committed else [])}
+    costs = {key[:2]: hours for key, hours in committed_costs(committed, every).items() if hours}
     estimates = [statistics.fmean(own) * statistics.fmean(here) / statistics.fmean(costs[(other_enc, other)])
                  for (enc, other), own in costs.items() if enc == encoder and other != variant
                  for (other_enc, v), here in costs.items() if other_enc != encoder and v == variant
