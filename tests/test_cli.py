@@ -375,6 +375,8 @@ def test_table_verb_is_the_campaign_librarys_make_table(capsys, monkeypatch):
     code, _, _ = run_main(["table", "odyssey-1", "--plan", "--only", "lstm_odyssey_table1_large"], capsys)
     assert code == 0 and calls[-1][0] == "lstm_odyssey_table1" and calls[-1][1]["mode"] == "plan"
     assert calls[-1][1]["only"] == ["lstm_odyssey_table1_large"]
+    code, _, _ = run_main(["table", "mzu_table6", "--plan", "--only", "mzu_table6_restaurant,mzu_table6_laptop"], capsys)
+    assert code == 0 and calls[-1][1]["only"] == ["mzu_table6_restaurant", "mzu_table6_laptop"]  # as Hydra spells a list
     code, out, _ = run_main(["table", "fhe-2-small"], capsys)  # a part of a table, by the Makefile's short form
     assert code == 0 and calls[-1][0] == "fhe_table2" and calls[-1][1]["part"] == "small"
     assert "running fhe_table2_small, fhe_table2_small_fhe" in out

@@ -110,6 +110,8 @@ def test_the_verb_has_its_help_and_a_bad_table_name_is_one_line(capsys):
     assert rnnbench(["ladder", "rcrn_table5", "--only", "rcrn_table6", "--plan"]) == 2
     err = capsys.readouterr().err
     assert err == "error: --only rcrn_table6: not an experiment of rcrn_table5\n"
+    assert rnnbench(["ladder", "rcrn_table5", "--only", "rcrn_table5,rcrn_table6", "--plan"]) == 2  # commas split names too
+    assert capsys.readouterr().err == "error: --only rcrn_table6: not an experiment of rcrn_table5\n"
 
 
 @pytest.mark.slow  # two processes

@@ -45,6 +45,15 @@ VERBS = {
 PASS_THROUGH = {"train": "run_hydra", "sanity": "run_sanity"}
 
 
+class NamesAction(argparse.Action):
+    """A list option (``nargs="+"``) that takes its names space- or comma-separated
+    (``--only a b`` or ``--only a,b``), as Hydra's sweeps spell lists."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        names = [name for value in values for name in value.split(",") if name]
+        setattr(namespace, self.dest, names)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rnnbench", description="Reproduce and compare recurrent sequence encoders across NLP tasks.",

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from rnnbench.campaign.ladder_rungs import DEFAULT_RUNGS, RUNGS, TABLES
+from rnnbench.commands import NamesAction
 from rnnbench.errors import RnnbenchError
 
 HELP = """The regime ladder: each complete-data table's reference row (the paper's own baseline) measured
@@ -58,7 +59,7 @@ def add_ladder_options(p) -> None:
     mode.add_argument("--no-run", action="store_true", help="only write the Markdown from the CSV")
     p.add_argument("--rungs", nargs="+", type=int, default=list(DEFAULT_RUNGS), choices=RUNGS, metavar="RUNG",
                    help="rungs to run (default 0 1 2 3; 0 is read from the committed evidence, never run)")
-    p.add_argument("--only", nargs="+", default=None, metavar="EXPERIMENT", help="only these experiments of the tables")
+    p.add_argument("--only", nargs="+", action=NamesAction, default=None, metavar="EXPERIMENT", help="only these experiments of the tables")
     p.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="an extra Hydra override for every run (repeatable), e.g. --set paths.runs_dir=/tmp/r")

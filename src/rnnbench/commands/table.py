@@ -13,6 +13,7 @@ import inspect
 import sys
 from pathlib import Path
 
+from rnnbench.commands import NamesAction
 from rnnbench.errors import ConfigError
 
 TABLE_HELP = """Regenerate a paper table: run what is missing of the sweep of every experiment that fills it
@@ -45,7 +46,7 @@ def add_table_options(parser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--plan", action="store_true", help="run nothing: list the runs finished and to run, with CPU hours")
     mode.add_argument("--no-run", action="store_true", help="only assemble the table from finished runs")
-    parser.add_argument("--only", nargs="+", default=None, metavar="EXPERIMENT",
+    parser.add_argument("--only", nargs="+", action=NamesAction, default=None, metavar="EXPERIMENT",
                         help="run only these experiments of the table (a row left out of the campaign runs when named)")
     parser.add_argument("--part", default=None, help="run only the experiments of this part of the table (table.part: small, large)")
     parser.add_argument("--until", metavar="HH:MM", help="start a run only if it is expected to end by then")
