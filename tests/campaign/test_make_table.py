@@ -672,6 +672,33 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
     assert (None, None) == tuple(line["per_run"] for line in module.plan(plans, [], None))
 
 
+def test_a_row_run_on_its_data_at_another_variant_is_priced_from_those_runs_by_the_variants_ratio(monkeypatch, tmp_path, capsys):
+    """RCRN Table 1 at rung 1: the eight domains not yet run there were priced from MR's and Apparel's
+    rung-1 runs (MR a tenth of Electronics' data), half of what the rung cost. Each domain's rung-0
+    runs times the encoder's rung-1 over rung-0 cost on the domains run at both price it now."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    header = "model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    rows = ["BiLSTM,bilstm,,Apparel,accuracy,100.0,1,s1-aaa,0.8,36.0,10,cpu,AMD EPYC",  # Apparel at rung 0: 0.1 CPU h
+            "BiLSTM,bilstm,rung1,Apparel,accuracy,100.0,1,s1-bbb,0.8,36.0,5,cpu,AMD EPYC",  # at rung 1: 0.05, half
+            "BiLSTM,bilstm,,Electronics,accuracy,100.0,1,s1-ccc,0.8,360.0,10,cpu,AMD EPYC",  # Electronics at rung 0: 1.0
+            "RCRN,rcrn,,Electronics,accuracy,100.0,1,s1-ddd,0.8,720.0,10,cpu,AMD EPYC"]  # RCRN: no rung-1 run anywhere
+    (tmp_path / "rcrn_table1.csv").write_text(header + "\n".join(rows) + "\n")
+    committed = evidence.CommittedEvidence(tmp_path / "rcrn_table1.csv", tmp_path / "rcrn_table1.items.csv.xz")
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    plans = [ExperimentPlan(e, compose_config([f"experiment={e}"]), ["bilstm", "rcrn"])
+             for e in ("rcrn_table1_electronics_rung1", "rcrn_table1_camera_photo_rung1")]
+    bilstm, rcrn, camera, _ = module.plan(plans, [], committed)
+    assert bilstm["per_run"] == pytest.approx(1.0 * 0.05 / 0.1) and bilstm["from_same_data"] and not bilstm["other_data"]
+    assert not rcrn["from_same_data"]  # no ratio: no rung-1 run of RCRN on any data (a later rule prices it)
+    assert camera["per_run"] == pytest.approx(0.05) and camera["other_data"] and not camera["from_same_data"]  # no Camera run
+    module.print_plan([bilstm])
+    assert "0.5^" in capsys.readouterr().out
+
+
 def test_a_row_with_no_run_at_its_variant_is_priced_from_another_variant_by_another_encoders_ratio(monkeypatch, tmp_path, capsys):
     """FHE Table 4 at 200,000 training sequences: the FHE row (no run yet) read "?" though its 20,000-sequence
     runs and the LSTM2's runs at both budgets were committed. FHE's 20k cost times the LSTM2's 200k/20k ratio

@@ -17,6 +17,7 @@ from omegaconf import OmegaConf
 from rnnbench.campaign import protocol
 from rnnbench.campaign.definitions import ExperimentPlan
 from rnnbench.results import evidence, timing
+from rnnbench.results.tables import column_metrics
 from rnnbench.campaign.jobs import finished, is_done, job_config, jobs_of, started_runs
 from rnnbench.campaign.rates import chosen_dropout, known_choice
 
@@ -149,6 +150,7 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
             lines.append({"experiment": experiment, "encoder": enc, "total": total, "finished": len(done),
                           "own": spent, "keys": keys, "left_out": str(base.table.not_run),
                           "variant": str(base.table.variant or ""), "threads": base.trainer.num_threads,
+                          "columns": frozenset(column_metrics(base.table, base)),
                           "table": str(base.table.name), "results_dir": str(base.paths.results_dir),
                           "started": started_runs(experiment, [j for j, r in records if not is_done(r)], extra),
                           "rerun": sum(1 for _, r in records if r is not None and not is_done(r)),
@@ -157,11 +159,17 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
     fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
     for line in lines:
         model, data = line["keys"]
-        known = line["own"] or costs[data] or costs[model] or fallback[(line["encoder"], line["variant"], line["threads"])]
-        line["per_run"] = sum(known) / len(known) if known else None
+        known = line["own"] or costs[data]
+        line["from_same_data"] = False
+        if not known:
+            line["per_run"] = priced_from_same_data(line, committed)
+            line["from_same_data"] = line["per_run"] is not None
+        if not line["from_same_data"]:
+            known = known or costs[model] or fallback[(line["encoder"], line["variant"], line["threads"])]
+            line["per_run"] = sum(known) / len(known) if known else None
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
-        line["other_data"] = bool(known) and not (line["own"] or costs[data])
+        line["other_data"] = bool(known) and not (line["own"] or costs[data]) and not line["from_same_data"]
         line["from_ladder"] = False
         if line["per_run"] is None:
             line["per_run"] = priced_from_ladder(line, committed)
@@ -234,6 +242,33 @@ def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tu
     return costs
 
 
+def priced_from_same_data(line: dict, committed: evidence.CommittedEvidence | None) -> float | None:
+    """A row with no run on its data at its variant whose encoder the table has run on that data at
+    another variant (RCRN Table 1's Amazon domains at rung 1, each run at rung 0): those runs' CPU
+    hours, times the encoder's cost at this variant over its cost at that one on the data run at
+    both (Apparel and MR). Another domain's price alone misled: the domains' training data differ
+    up to 12-fold, and a plan priced from MR's runs read half of what the rung cost. Of the
+    estimates the table's evidence allows (one per other variant), the largest. None where the
+    encoder has no run on this data, or none on other data at both variants."""
+    if committed is None:
+        return None
+    costs: dict[tuple[str, frozenset], list[float]] = {}  # (variant, the run's columns) -> CPU hours of its runs
+    for (encoder, run), rows in committed.by_run.items():
+        hours = cpu_hours(committed.record(encoder, run), line["threads"]) if encoder == line["encoder"] else None
+        if hours is not None:
+            costs.setdefault((rows[0].get("variant", ""), frozenset(r["dataset"] for r in rows)), []).append(hours)
+    mean = {key: statistics.fmean(hours) for key, hours in costs.items()}
+    here, data = line["variant"], line["columns"]
+    estimates = []
+    for (other, columns), on_this_data in mean.items():
+        if other == here or not columns & data:
+            continue
+        both = [cols for (v, cols) in mean if v == other and not cols & data and (here, cols) in mean]
+        if both:
+            estimates.append(on_this_data * sum(mean[(here, c)] for c in both) / sum(mean[(other, c)] for c in both))
+    return max(estimates) if estimates else None
+
+
 def priced_from_another_variant(encoder: str, variant: str, threads: int,
                                 committed: evidence.CommittedEvidence | None) -> float | None:
     """A row with no CPU run at its variant (FHE Table 4's FHE at 200,000 training sequences, before
@@ -256,6 +291,7 @@ def print_plan(lines: list[dict]) -> None:
     total, unknown = 0.0, []
     for line in lines:
         per_run = "?" if line["per_run"] is None else (f"{line['per_run']:.2g}" + ("*" if line.get("other_data") else "")
+                                                       + ("^" if line.get("from_same_data") else "")
                                                        + ("+" if line.get("from_ladder") else "")
                                                        + ("~" if line.get("from_variant") else ""))
         rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
@@ -286,6 +322,9 @@ def print_plan(lines: list[dict]) -> None:
     if any(line.get("other_data") and line["to_run"] and not line.get("left_out") for line in lines):
         print("*: priced from the same model's runs on other data (another domain; with none here, the same "
               "encoder's committed runs in the table); its cost scales with the size of this experiment's training data")
+    if any(line.get("from_same_data") and line["to_run"] and not line.get("left_out") for line in lines):
+        print("^: no run of this model on this data yet: priced from this encoder's runs on this data at another variant "
+              "of the table, times its cost at this variant over that one on the data run at both")
     if any(line.get("from_ladder") and line["to_run"] for line in lines):
         print("+: priced from the regime ladder's runs of the reference row at this rung, times this encoder's cost over the "
               "reference row's at rung 0 (the table's committed runs); the epochs a run takes can differ between encoders")
