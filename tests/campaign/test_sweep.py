@@ -93,6 +93,9 @@ def test_the_page_renders_from_the_csv_alone_and_marks_the_choice():
     assert "| sparsity_weight=0.3 sparsity_target=0.05 **(chosen)** | 1, 2 | 71.5 | 99.0 | 21.0 | 24.5 | 72.0 | yes | yes |" in page
     assert "| sparsity_weight=0.2 sparsity_target=0.05 | 1 | 71.0 | 99.0 | 99.0 | 99.0 | 72.0 | no | yes |" in page
     assert "**Where it stands**: chosen: sparsity_weight=0.3 sparsity_target=0.05" in page and "3.50 CPU h in all" in page
+    assert "Runs dated 2026-12-02, code at abc;" in page  # one day: one date, not "2026-12-02 to 2026-12-02"
+    rows[-1]["date"] = "2026-12-03"
+    assert "Runs dated 2026-12-02 to 2026-12-03, code at" in sweep_page.render(SPEC, rows)
 
 
 @pytest.mark.slow

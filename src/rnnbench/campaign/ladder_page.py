@@ -231,9 +231,8 @@ def column_table(rows: list[dict], columns: list[str], paper: dict[str, float]) 
 
 
 def provenance(rows: list[dict]) -> str:
-    dates = sorted(r["date"] for r in rows if r["date"])
     commits = sorted({r["commit"][:12] + ("-dirty" if r["commit"].endswith("-dirty") else "") for r in rows if r["commit"]})
-    span = f"{dates[0]} to {dates[-1]}" if dates else "undated"
+    span = timing.date_span(r["date"] for r in rows) or "undated"
     return (f"Runs dated {span} (rung 0: its code's commit date), code at {', '.join(commits) or 'no recorded commit'}; "
             f"hardware: {'; '.join(sorted({r['hardware'] for r in rows if r['hardware']}))}.")
 

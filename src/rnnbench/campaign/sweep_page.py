@@ -4,6 +4,7 @@ means beside the rule's two tests, then every run, then where the sweep stands."
 from __future__ import annotations
 
 from rnnbench.campaign.sweep_rule import Sweep, by_cell, judge, stages
+from rnnbench.results import timing
 
 
 def _fmt(value: float | None) -> str:
@@ -61,11 +62,10 @@ def render(sweep: Sweep, rows: list[dict]) -> str:
                    f"| {_fmt(_float(row['thresholded']))} | {_fmt(_float(row['sampled']))} | {row['selected_epoch']} / {row['epochs_run']} "
                    f"| {row['status']} | {_fmt2(_float(row['cpu_hours']))} | `{row['run']}` |")
     if rows:
-        dates = sorted(r["date"] for r in rows if r["date"])
         commits = sorted({r["commit"][:12] for r in rows if r["commit"]})
         hardware = sorted({r["hardware"] for r in rows if r["hardware"]})
         hours = sum(float(r["cpu_hours"]) for r in rows if r["cpu_hours"])
-        out += ["", f"Runs dated {dates[0] if dates else '?'} to {dates[-1] if dates else '?'}, code at {', '.join(commits) or '?'}; "
+        out += ["", f"Runs dated {timing.date_span(r['date'] for r in rows) or '?'}, code at {', '.join(commits) or '?'}; "
                     f"hardware: {'; '.join(hardware) or '?'}; {hours:.2f} CPU h in all."]
     return "\n".join(out) + "\n"
 

@@ -128,3 +128,12 @@ def hours_cell(cpu: float, gpu: float, cpu_unit: str = "") -> str:
 def hours_text(rows: list[dict]) -> str:
     """``1.23 CPU h``, with `` + 0.06 GPU h`` where some runs trained on a GPU."""
     return hours_cell(cpu_hours(rows), gpu_hours(rows), " CPU h")
+
+
+def date_span(dates) -> str | None:
+    """When a page's runs were made: "2026-12-06" for one day, "2026-12-01 to 2026-12-03" for
+    several, None for no date."""
+    dates = sorted(d for d in dates if d)
+    if not dates:
+        return None
+    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
