@@ -157,12 +157,13 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
                           "refused": [] if gate is None or gate.off() else gate.known_failures(experiment, enc, extra, base),
                           "extension": None if choice is None or protocol.borrowed(base.table.protocol) else choice.pending})
     fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
+    by_data = {threads: committed_costs_by_data(committed, threads) for threads in {line["threads"] for line in lines}}
     for line in lines:
         model, data = line["keys"]
         known = line["own"] or costs[data]
         line["from_same_data"] = False
         if not known:
-            line["per_run"] = priced_from_same_data(line, committed)
+            line["per_run"] = priced_from_same_data(line, by_data[line["threads"]])
             line["from_same_data"] = line["per_run"] is not None
         if not line["from_same_data"]:
             known = known or costs[model] or fallback[(line["encoder"], line["variant"], line["threads"])]
@@ -228,36 +229,41 @@ def cpu_hours(record: dict, threads: int) -> float | None:
     return timing.run_cpu_hours(record["seconds_per_epoch"], record["epochs_run"], threads)
 
 
+def committed_costs_by_data(committed: evidence.CommittedEvidence | None, threads: int) -> dict:
+    """{(encoder, variant, the run's columns): CPU hours of each of the table's committed runs}, at
+    ``threads`` threads: what every price read off the committed evidence starts from."""
+    costs: dict[tuple[str, str, frozenset], list[float]] = {}
+    for (encoder, run), rows in (committed.by_run.items() if committed else []):
+        hours = cpu_hours(committed.record(encoder, run), threads)
+        if hours is not None:
+            costs.setdefault((encoder, rows[0].get("variant", ""), frozenset(r["dataset"] for r in rows)), []).append(hours)
+    return costs
+
+
 def committed_costs(committed: evidence.CommittedEvidence | None, wanted: set[tuple[str, str, int]]) -> dict:
     """{(encoder, variant, threads): CPU hours of each of the table's committed runs of that encoder
     and variant}: the price of last resort. A fresh machine (no run folders) asked to plan only
     experiments with no finished run would otherwise price nothing (RCRN Table 1's ten larger Amazon
     domains, with the six done ones committed)."""
     costs = {key: [] for key in wanted}
-    for (encoder, run), rows in (committed.by_run.items() if committed else []):
-        for key in wanted:
-            if key[:2] == (encoder, rows[0].get("variant", "")):
-                hours = cpu_hours(committed.record(encoder, run), key[2])
-                costs[key] += [] if hours is None else [hours]
+    for threads in {key[2] for key in wanted}:
+        for (encoder, variant, _), hours in committed_costs_by_data(committed, threads).items():
+            if (encoder, variant, threads) in costs:
+                costs[(encoder, variant, threads)] += hours
     return costs
 
 
-def priced_from_same_data(line: dict, committed: evidence.CommittedEvidence | None) -> float | None:
+def priced_from_same_data(line: dict, by_data: dict) -> float | None:
     """A row with no run on its data at its variant whose encoder the table has run on that data at
     another variant (RCRN Table 1's Amazon domains at rung 1, each run at rung 0): those runs' CPU
     hours, times the encoder's cost at this variant over its cost at that one on the data run at
     both (Apparel and MR). Another domain's price alone misled: the domains' training data differ
     up to 12-fold, and a plan priced from MR's runs read half of what the rung cost. Of the
     estimates the table's evidence allows (one per other variant), the largest. None where the
-    encoder has no run on this data, or none on other data at both variants."""
-    if committed is None:
-        return None
-    costs: dict[tuple[str, frozenset], list[float]] = {}  # (variant, the run's columns) -> CPU hours of its runs
-    for (encoder, run), rows in committed.by_run.items():
-        hours = cpu_hours(committed.record(encoder, run), line["threads"]) if encoder == line["encoder"] else None
-        if hours is not None:
-            costs.setdefault((rows[0].get("variant", ""), frozenset(r["dataset"] for r in rows)), []).append(hours)
-    mean = {key: statistics.fmean(hours) for key, hours in costs.items()}
+    encoder has no run on this data, or none on other data at both variants. ``by_data``:
+    ``committed_costs_by_data`` at the row's threads."""
+    mean = {(variant, columns): statistics.fmean(hours)
+            for (encoder, variant, columns), hours in by_data.items() if encoder == line["encoder"]}
     here, data = line["variant"], line["columns"]
     estimates = []
     for (other, columns), on_this_data in mean.items():

@@ -64,8 +64,10 @@ def reference_dev(sweep: Sweep, results_dir: Path) -> dict[int, float]:
 
 def price_per_run(sweep: Sweep, results_dir: Path) -> tuple[float | None, bool]:
     """(CPU hours, whether scaled from another variant): the mean CPU hours of the experiment's
-    committed runs of the same encoder and variant (the cells' parent row); with none yet, the encoder's runs at another variant scaled as the table's plan scales them
-    (``pricing.priced_from_another_variant``: FHE at 200,000 sequences from FHE at 20,000, times the LSTM2's ratio)."""
+    committed runs of the same encoder and variant (the cells' parent row); with none yet, the
+    encoder's runs at another variant scaled as the table's plan scales them
+    (``pricing.priced_from_another_variant``: FHE at 200,000 sequences from FHE at 20,000, times
+    the LSTM2's ratio)."""
     path = results_dir / f"{sweep.table}.csv"
     cfg = run_config(sweep, (), sweep.screen_seeds[0], 0.0, ())
     variant = str(cfg.table.get("variant") or "")
