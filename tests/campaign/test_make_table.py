@@ -761,6 +761,46 @@ def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that
     assert pricing.rung_of("ap_rung3") == ("ap", 3) and pricing.rung_of("rung2") == ("", 2) and pricing.rung_of("ap") == ("ap", 0) and pricing.rung_of("rcrn_table3_rung2") == ("rcrn_table3", 2)
 
 
+def test_a_rung_with_no_cpu_run_at_rung_0_takes_the_encoders_ratio_from_the_other_tables(monkeypatch, tmp_path, capsys):
+    """RCRN Table 4 at rung 2: its rung-0 runs were all on a GPU, so the 3L-BiLSTM and RCRN read "?".
+    The ratio of each encoder's cost to the BiLSTM's in the other tables (each variant apart) prices
+    them, at the median, and the plan says the spread; the table's own GPU runs, benchmark rows and
+    superseded files give no ratio."""
+    from rnnbench.compose import compose_config
+
+    module = _module()
+    module._costs_by_table.cache_clear()
+    header = "format,model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    (tmp_path / "rcrn_table4.csv").write_text(header + "2,RCRN,rcrn,,IMDb,accuracy,100.0,1,s1-g,0.8,36.0,10,cuda,NVIDIA H100\n"
+                                              "2,BiLSTM,bilstm,,IMDb,accuracy,100.0,1,s1-h,0.8,36.0,10,cuda,NVIDIA H100\n")
+    cpu = "2,{m},{e},{v},SST,accuracy,100.0,1,{r},0.8,{s},10,cpu,AMD EPYC"
+    (tmp_path / "rcrn_table2.csv").write_text(header + "\n".join([
+        cpu.format(m="BiLSTM", e="bilstm", v="", r="a", s=36.0), cpu.format(m="RCRN", e="rcrn", v="", r="b", s=72.0),  # 2x
+        cpu.format(m="BiLSTM", e="bilstm", v="rung3", r="c", s=36.0), cpu.format(m="RCRN", e="rcrn", v="rung3", r="d", s=144.0),  # 4x
+        cpu.format(m="RCRN", e="rcrn", v="other", r="e", s=36.0)]) + "\n")  # no BiLSTM at this variant: no ratio
+    (tmp_path / "rcrn_table5.csv").write_text(header + cpu.format(m="BiLSTM", e="bilstm", v="", r="f", s=36.0) + "\n"
+                                              + cpu.format(m="RCRN", e="rcrn", v="", r="g", s=108.0) + "\n")  # 3x
+    (tmp_path / "rcrn_table5.superseded.csv").write_text(header + cpu.format(m="RCRN", e="rcrn", v="", r="x", s=9e4) + "\n")
+    (tmp_path / "rcrn_table10.csv").write_text("model,encoder,variant,dataset,metric,seed,run,seconds_per_epoch,epochs_run\n"
+                                               "RCRN,rcrn,,IMDb/len128,seconds,1,cost-rcrn,26.0,0\n")
+    ladder = ["table,reference,experiment,encoder,variant,rung,status,cpu_hours,run",
+              "rcrn_table4,bilstm,rcrn_table4,bilstm,,2,trained,0.5,r2-a"]
+    (tmp_path / "regime_ladder.runs.csv").write_text("\n".join(ladder) + "\n")
+    committed = evidence.CommittedEvidence(tmp_path / "rcrn_table4.csv", tmp_path / "rcrn_table4.items.csv.xz")
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    base = compose_config(["experiment=rcrn_table4_rung2", f"paths.results_dir={tmp_path}"])
+    bilstm, rcrn, deep = module.plan([ExperimentPlan("rcrn_table4_rung2", base, ["bilstm", "rcrn", "3l_bilstm"])], [], committed)
+    assert bilstm["per_run"] == pytest.approx(0.5) and not bilstm["ratio_elsewhere"]
+    assert rcrn["per_run"] == pytest.approx(0.5 * 3.0) and rcrn["ratio_elsewhere"] == pytest.approx((2.0, 3.0, 4.0, 3))
+    assert deep["per_run"] is None  # no table has run the 3L-BiLSTM: still unknown
+    module.print_plan([bilstm, rcrn])
+    out = capsys.readouterr().out
+    assert "1.5=" in out and "rcrn: 3 ratios from 2 to 4, so 9-18 CPU h" in out
+    module._costs_by_table.cache_clear()
+
+
 def _dev_rising_as_the_rate_falls(job):
     """A selection run's record whose dev accuracy keeps improving as the rate falls."""
     return {"dev": {"accuracy": 0.5 - job.lr}, "seconds_per_epoch": 60.0, "epochs_run": 10, "hardware": {"device": "cpu"}}

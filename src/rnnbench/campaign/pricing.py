@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import functools
 import hashlib
 import json
 import re
@@ -171,9 +172,9 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data]) and not line["from_same_data"]
-        line["from_ladder"] = False
+        line["from_ladder"] = line["ratio_elsewhere"] = None
         if line["per_run"] is None:
-            line["per_run"] = priced_from_ladder(line, committed)
+            line["per_run"], line["ratio_elsewhere"] = priced_from_ladder(line, committed)
             line["from_ladder"] = line["per_run"] is not None
         line["from_variant"] = False
         if line["per_run"] is None:
@@ -193,32 +194,71 @@ def rung_of(variant: str) -> tuple[str, int]:
     return (match.group(1), int(match.group(2))) if match else (variant, 0)
 
 
-def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None) -> float | None:
+def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None) -> tuple[float | None, tuple | None]:
     """A table re-run at a rung of the regime ladder before any of its runs: the ladder's runs of
     the reference row at that rung (results/regime_ladder.runs.csv, the same experiment), times this
     encoder's CPU hours over the reference row's in the table's committed runs at rung 0. At rung 4
     a run of RCRN Table 3's BiLSTM cost 33 times one at rung 0, so rung 0's price would mislead.
-    The reference row is the ladder's price itself. None where the ladder has no CPU run there, or
-    (another encoder) rung 0 has no committed CPU run of either encoder."""
+    The reference row is the ladder's price itself. Where rung 0 has no committed CPU run of either
+    encoder (RCRN Table 4's were all on a GPU), the ratio is read off the other tables of the results
+    folder instead (``ratio_in_other_tables``). Returns (price, None), (price, (lowest, median,
+    highest, how many) of the other tables' ratios) where those priced it, or (None, None) where
+    the ladder has no CPU run there or no table has run both encoders on the CPU."""
     variant, rung = rung_of(line["variant"])
     path = Path(line["results_dir"]) / "regime_ladder.runs.csv"
     if not rung or not path.exists() or DEADLINE.device not in (None, "cpu"):
-        return None
+        return None, None
     experiment = rung_of(line["experiment"])[0]  # rcrn_table3_rung2 -> rcrn_table3, the ladder's experiment
     with path.open(newline="") as f:
         runs = {r["run"]: r for r in csv.DictReader(f) if (r["table"], r["experiment"], r["variant"], r["rung"]) ==
                 (line["table"], experiment, variant, str(rung)) and r["status"] == "trained" and r["cpu_hours"]}
     if not runs:
-        return None
+        return None, None
     reference = next(iter(runs.values()))["encoder"]
     ladder_price = statistics.fmean(float(r["cpu_hours"]) for r in runs.values())
     if line["encoder"] == reference:
-        return ladder_price  # the reference row itself: no ratio (RCRN Table 4's rung-0 runs were all on a GPU)
+        return ladder_price, None  # the reference row itself: no ratio
     at_rung0 = committed_costs(committed, {(enc, variant, line["threads"]) for enc in (reference, line["encoder"])})
     own, of_reference = at_rung0[(line["encoder"], variant, line["threads"])], at_rung0[(reference, variant, line["threads"])]
-    if not own or not of_reference:
-        return None
-    return ladder_price * statistics.fmean(own) / statistics.fmean(of_reference)
+    if own and of_reference:
+        return ladder_price * statistics.fmean(own) / statistics.fmean(of_reference), None
+    ratios = ratio_in_other_tables(Path(line["results_dir"]), line["table"], line["encoder"], reference, line["threads"])
+    if not ratios:
+        return None, None
+    median = statistics.median(ratios)
+    return ladder_price * median, (min(ratios), median, max(ratios), len(ratios))
+
+
+def ratio_in_other_tables(results_dir: Path, table: str, encoder: str, reference: str, threads: int) -> list[float]:
+    """``encoder``'s mean CPU hours a run over ``reference``'s, in each other table's committed
+    evidence under ``results_dir`` and each of its variants where both ran on this kind of device.
+    The ratios spread (RCRN's over the BiLSTM's: 1.3 to 4.4 across RCRN Tables 1-8, as the epochs
+    each run takes differ), so a price from them is a rough one: the plan says how rough."""
+    return [statistics.fmean(hours) / statistics.fmean(costs[(reference, variant)])
+            for other, costs in _costs_by_table(results_dir, threads, DEADLINE.device) if other != table
+            for (enc, variant), hours in costs.items() if enc == encoder and costs.get((reference, variant))]
+
+
+@functools.lru_cache(maxsize=4)
+def _costs_by_table(results_dir: Path, threads: int, device: str | None) -> tuple[tuple[str, dict], ...]:
+    """(table, {(encoder, variant): CPU hours of each committed run}) for every table's evidence
+    under ``results_dir``, made on ``device`` (``DEADLINE.device``: a key here, so that a cached
+    answer is never another device's); read once a plan (reading them all takes seconds)."""
+    tables = []
+    for path in sorted(results_dir.glob("*.csv")):
+        if "." in path.stem:
+            continue  # a superseded or side file (name.superseded.csv, name.runs.csv)
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        runs = {(r["encoder"], r["run"]): r for r in rows if r.get("format") and r.get("run")}  # a table's evidence rows
+        costs: dict[tuple[str, str], list[float]] = {}
+        for (enc, _), row in runs.items():
+            timed = {k: float(row[k]) if row.get(k) else None for k in ("seconds_per_epoch", "epochs_run")}
+            hours = cpu_hours({**timed, "device": row.get("device", "")}, threads)  # None where made on another device
+            if hours is not None:  # a cost benchmark's rows (RCRN Table 10) ran no epoch: no price
+                costs.setdefault((enc, row.get("variant", "")), []).append(hours)
+        tables.append((path.stem, costs))
+    return tuple(tables)
 
 
 def cpu_hours(record: dict, threads: int) -> float | None:
@@ -298,7 +338,8 @@ def print_plan(lines: list[dict]) -> None:
     for line in lines:
         per_run = "?" if line["per_run"] is None else (f"{line['per_run']:.2g}" + ("*" if line.get("other_data") else "")
                                                        + ("^" if line.get("from_same_data") else "")
-                                                       + ("+" if line.get("from_ladder") else "")
+                                                       + ("+" if line.get("from_ladder") and not line.get("ratio_elsewhere") else "")
+                                                       + ("=" if line.get("ratio_elsewhere") else "")
                                                        + ("~" if line.get("from_variant") else ""))
         rest = "?" if line["per_run"] is None else f"{line['per_run'] * line['to_run']:.1f}"
         print(f"{line['experiment']:{width}} {line['encoder']:12} {line['finished']:>4}/{line['total']:<4} {line['to_run']:>7} {per_run:>10} {rest:>13}"
@@ -331,9 +372,17 @@ def print_plan(lines: list[dict]) -> None:
     if any(line.get("from_same_data") and line["to_run"] and not line.get("left_out") for line in lines):
         print("^: no run of this model on this data yet: priced from this encoder's runs on this data at another variant "
               "of the table, times its cost at this variant over that one on the data run at both")
-    if any(line.get("from_ladder") and line["to_run"] for line in lines):
+    if any(line.get("from_ladder") and not line.get("ratio_elsewhere") and line["to_run"] for line in lines):
         print("+: priced from the regime ladder's runs of the reference row at this rung, times this encoder's cost over the "
               "reference row's at rung 0 (the table's committed runs); the epochs a run takes can differ between encoders")
+    elsewhere = [line for line in lines if line.get("ratio_elsewhere") and line["to_run"]]
+    if elsewhere:
+        print("=: priced from the regime ladder's runs of the reference row at this rung, times the median of this encoder's "
+              "cost over the reference row's in the other tables (the table has no CPU run of both at rung 0); "
+              + "; ".join(f"{line['encoder']}: {line['ratio_elsewhere'][3]} ratios from {line['ratio_elsewhere'][0]:.2g} to "
+                          f"{line['ratio_elsewhere'][2]:.2g}, so {line['per_run'] / line['ratio_elsewhere'][1] * line['ratio_elsewhere'][0] * line['to_run']:.0f}"
+                          f"-{line['per_run'] / line['ratio_elsewhere'][1] * line['ratio_elsewhere'][2] * line['to_run']:.0f} CPU h"
+                          for line in elsewhere))
     if any(line.get("from_variant") and line["to_run"] for line in lines):
         print("~: no run of this encoder at this variant yet: priced from its runs at another variant of the table, times "
               "another encoder's cost at this variant over its cost at that one (the largest such estimate)")
