@@ -241,6 +241,28 @@ def test_until_starts_only_runs_expected_to_end_in_time():
     assert 0 < module.parse_until(time.strftime("%H:%M", time.localtime(time.time() - 120))) - time.time() <= 24 * 3600
 
 
+def test_until_scales_the_tables_longest_run_by_the_encoders_cost_ratio_in_the_other_tables(monkeypatch, tmp_path):
+    """RCRN Table 4 at rung 2: the first 3L-BiLSTM run, with only BiLSTM runs finished, was judged by a
+    BiLSTM run's length; it takes about four times as long. The other tables' ratio scales it (their
+    median); the table's own runs and an encoder no other table has run leave the longest as it is."""
+    import time
+
+    module = _module()
+    module._costs_by_table.cache_clear()
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    header = "format,model,encoder,variant,dataset,metric,scale,seed,run,dev,seconds_per_epoch,epochs_run,device,hardware\n"
+    cpu = "2,{e},{e},,SST,accuracy,100.0,1,{r},0.8,{s},10,cpu,AMD EPYC\n"
+    (tmp_path / "rcrn_table2.csv").write_text(header + cpu.format(e="bilstm", r="a", s=36.0) + cpu.format(e="3l_bilstm", r="b", s=144.0))
+    (tmp_path / "rcrn_table4.csv").write_text(header + cpu.format(e="bilstm", r="c", s=36.0) + cpu.format(e="3l_bilstm", r="d", s=36.0))
+    deadline = module.Deadline(at=time.time() + 3000, device="cpu", results_dir=tmp_path, table="rcrn_table4")
+    deadline.note("bilstm 0123", {"seconds_per_epoch": 100.0, "epochs_run": 10, "device": "cpu"})  # 1000 s: 1500 with the margin
+    assert deadline.allows("bilstm 0123") and deadline.allows("rcrn 4567")  # no other table has run RCRN: 1500 s
+    assert not deadline.allows("3l_bilstm 89ab")  # four times the BiLSTM's: 6000 s (Table 4's own 1x not counted)
+    assert deadline.expected_end("3l_bilstm 89ab") == pytest.approx(time.time() + 6000, abs=5)
+    assert module.Deadline(at=time.time() + 3000, device="cpu").scaled_longest("3l_bilstm") is None  # nothing finished
+    module._costs_by_table.cache_clear()
+
+
 def test_until_prices_runs_only_from_runs_on_the_same_kind_of_device():
     """RCRN Table 4: its 3l_bilstm runs on a GPU took 4 minutes; one here takes an hour."""
     import time

@@ -64,6 +64,7 @@ def make_experiments(name: str, experiments: list[str], running: list[str], mode
     first = plans[0].config
     pricing.DEADLINE.device = pricing.device_kind(first.trainer.device)
     out_dir = Path(first.paths.results_dir)
+    pricing.DEADLINE.results_dir, pricing.DEADLINE.table = out_dir, name  # scales a first run of an encoder (Deadline)
     csv_path = out_dir / f"{name}.csv"
     committed = evidence.CommittedEvidence(csv_path, evidence.items_path(csv_path))
     # Said up front: a results_dir without the committed CSV (a scratch folder) means every

@@ -63,16 +63,23 @@ class Deadline:
     Expected duration: the longest finished run under the same ``cost_keys`` (the same model and
     data, else the same model) seen by this process or committed (epochs run x seconds per epoch,
     plus its test pass), else the longest of any in the table, times ``MARGIN`` for the dev passes
-    and a busier machine. The first run starts. Its methods take ``cost_keys`` (or one string).
+    and a busier machine. Where the table's longest is another encoder's, it is scaled by this
+    encoder's cost over that one's in the other tables under ``results_dir`` (the median ratio,
+    ``ratio_in_other_tables``; ``table`` names the table to leave out): RCRN Table 4's first
+    3L-BiLSTM run at rung 2 would otherwise be judged by a BiLSTM run of a quarter its length.
+    The first run starts. Its methods take ``cost_keys`` (or one string, whose first word is
+    the encoder).
     Only runs made on this process's kind of device count (``device``, "cpu" or "cuda"; None:
     every run): a table filled partly on a GPU would otherwise price a CPU run at a GPU
     run's minutes (RCRN Table 4: a 4-minute GPU run of 3l_bilstm takes an hour here)."""
 
     MARGIN = 1.5
 
-    def __init__(self, at: float | None = None, device: str | None = None):
+    def __init__(self, at: float | None = None, device: str | None = None, results_dir: Path | None = None,
+                 table: str = ""):
         self.at = at
         self.device = device
+        self.results_dir, self.table = results_dir, table
         self.longest: dict[str, float] = {}
         self.held_back: set[tuple] = set()  # jobs already reported as not started
 
@@ -96,8 +103,19 @@ class Deadline:
 
     def expected_end(self, keys) -> float | None:
         known = [self.longest[k] for k in reversed(_as_keys(keys)) if k in self.longest]  # the most specific first
-        took = known[0] if known else max(self.longest.values(), default=None)  # else the table's longest run
+        took = known[0] if known else self.scaled_longest(_as_keys(keys)[0].split()[0])  # else the table's longest run
         return None if took is None else time.time() + took * self.MARGIN
+
+    def scaled_longest(self, encoder: str) -> float | None:
+        """The table's longest run, times ``encoder``'s cost over that run's encoder's in the other tables."""
+        if not self.longest:
+            return None
+        key, took = max(self.longest.items(), key=lambda item: item[1])
+        other = key.split()[0]
+        if other == encoder or self.results_dir is None:
+            return took
+        ratios = ratio_in_other_tables(self.results_dir, self.table, encoder, other, 1)
+        return took * statistics.median(ratios) if ratios else took
 
     def allows(self, keys) -> bool:
         end = self.expected_end(keys)
