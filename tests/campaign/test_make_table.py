@@ -223,6 +223,13 @@ def _module():
     return _Campaign()
 
 
+def _no_run_folders_on_cpu(monkeypatch, module) -> None:
+    """Plan as a fresh CPU machine does: no run folder, no run started; only committed evidence."""
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
+    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
+    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+
+
 def test_until_starts_only_runs_expected_to_end_in_time():
     import time
 
@@ -680,9 +687,7 @@ def test_the_plan_prices_from_the_tables_committed_runs_on_a_fresh_machine(monke
             "RCRN,rcrn,,Baby,accuracy,100.0,1,s1-ddd,0.8,360.0,10,cpu,Intel Xeon"]  # another encoder
     (tmp_path / "t.csv").write_text(header + "\n".join(rows) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
-    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
-    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
-    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    _no_run_folders_on_cpu(monkeypatch, module)
     plans = [ExperimentPlan("rcrn_table1_electronics", compose_config(["experiment=rcrn_table1_electronics"]), ["bilstm", "3l_bilstm"])]
     bilstm, deep = module.plan(plans, [], committed)
     assert bilstm["per_run"] == pytest.approx((36.0 * 10 + 36.0 * 20) / 2 / 3600)
@@ -708,9 +713,7 @@ def test_a_row_run_on_its_data_at_another_variant_is_priced_from_those_runs_by_t
             "RCRN,rcrn,,Electronics,accuracy,100.0,1,s1-ddd,0.8,720.0,10,cpu,AMD EPYC"]  # RCRN: no rung-1 run anywhere
     (tmp_path / "rcrn_table1.csv").write_text(header + "\n".join(rows) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "rcrn_table1.csv", tmp_path / "rcrn_table1.items.csv.xz")
-    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
-    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
-    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    _no_run_folders_on_cpu(monkeypatch, module)
     plans = [ExperimentPlan(e, compose_config([f"experiment={e}"]), ["bilstm", "rcrn"])
              for e in ("rcrn_table1_electronics_rung1", "rcrn_table1_camera_photo_rung1")]
     bilstm, rcrn, camera, _ = module.plan(plans, [], committed)
@@ -737,9 +740,7 @@ def test_a_row_with_no_run_at_its_variant_is_priced_from_another_variant_by_anot
             "FHE,fhe,small_lambda1,len200,accuracy,100.0,1,s1-fff,0.8,3600.0,50,cpu,AMD EPYC"]  # no other encoder here: no ratio
     (tmp_path / "fhe_table4.csv").write_text(header + "\n".join(rows) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "fhe_table4.csv", tmp_path / "fhe_table4.items.csv.xz")
-    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
-    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
-    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    _no_run_folders_on_cpu(monkeypatch, module)
     base = compose_config(["experiment=fhe_table4_small200k_fhe", f"paths.results_dir={tmp_path}"])
     (fhe,) = module.plan([ExperimentPlan("fhe_table4_small200k_fhe", base, ["fhe"])], [], committed)
     assert fhe["per_run"] == pytest.approx(0.5 * 2.0 / 0.4) and fhe["from_variant"] and not fhe["from_ladder"]
@@ -767,9 +768,7 @@ def test_a_table_at_a_rung_of_the_ladder_is_priced_from_the_ladders_runs_at_that
               "rcrn_table3,bilstm,rcrn_table3,bilstm,,3,trained,5.0,r3-a"]  # another rung: not this price
     (tmp_path / "regime_ladder.runs.csv").write_text("\n".join(ladder) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "rcrn_table3.csv", tmp_path / "rcrn_table3.items.csv.xz")
-    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
-    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
-    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    _no_run_folders_on_cpu(monkeypatch, module)
     base = compose_config(["experiment=rcrn_table3_rung2", f"paths.results_dir={tmp_path}"])
     bilstm, rcrn, deep = module.plan([ExperimentPlan("rcrn_table3_rung2", base, ["bilstm", "rcrn", "3l_bilstm"])], [], committed)
     assert bilstm["per_run"] == pytest.approx(0.3) and rcrn["per_run"] == pytest.approx(0.9)
@@ -809,9 +808,7 @@ def test_a_rung_with_no_cpu_run_at_rung_0_takes_the_encoders_ratio_from_the_othe
               "rcrn_table4,bilstm,rcrn_table4,bilstm,,2,trained,0.5,r2-a"]
     (tmp_path / "regime_ladder.runs.csv").write_text("\n".join(ladder) + "\n")
     committed = evidence.CommittedEvidence(tmp_path / "rcrn_table4.csv", tmp_path / "rcrn_table4.items.csv.xz")
-    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: None)
-    monkeypatch.setattr(module, "started_runs", lambda experiment, jobs, extra: 0)
-    monkeypatch.setattr(module.DEADLINE, "device", "cpu")
+    _no_run_folders_on_cpu(monkeypatch, module)
     base = compose_config(["experiment=rcrn_table4_rung2", f"paths.results_dir={tmp_path}"])
     bilstm, rcrn, deep = module.plan([ExperimentPlan("rcrn_table4_rung2", base, ["bilstm", "rcrn", "3l_bilstm"])], [], committed)
     assert bilstm["per_run"] == pytest.approx(0.5) and not bilstm["ratio_elsewhere"]
