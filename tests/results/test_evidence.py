@@ -1,7 +1,9 @@
 """The committed evidence a campaign goes on from: lookup by run, what counts as used, how it is written."""
 from pathlib import Path
 
-from rnnbench.results.evidence import FIELDS, CommittedEvidence, write_csv
+import pytest
+
+from rnnbench.results.evidence import FIELDS, CommittedEvidence, holds_run_evidence, write_csv
 
 
 def _row(run: str, seed: int, dataset: str = "SST-5") -> dict:
@@ -33,6 +35,26 @@ def test_a_committed_run_stands_in_for_its_record_and_unused_runs_are_listed(tmp
     assert committed.unused() == ["s1-aaa"]
     committed.use("bilstm", "s1-aaa")  # a run folder here holds the same run: its rows are not dropped
     assert committed.unused() == []
+
+
+def test_the_item_scores_are_read_on_first_use_only(tmp_path):
+    """Pricing reads every table's rows and none of their item scores: a table's evidence opens
+    without decompressing its items file (the largest takes seconds), and reads it when asked."""
+    write_csv(tmp_path / "t.csv", [_row("s1-aaa", 1)])
+    (tmp_path / "t.items.csv.xz").write_bytes(b"not xz")
+    committed = CommittedEvidence(tmp_path / "t.csv", tmp_path / "t.items.csv.xz")
+    assert committed.record("bilstm", "s1-aaa")["epochs_run"] == 7
+    with pytest.raises(OSError):  # the broken file is read now, not before
+        committed.items
+
+
+def test_trained_runs_evidence_is_told_from_the_cost_benchmark_floors_and_side_files(tmp_path):
+    write_csv(tmp_path / "t.csv", [_row("s1-aaa", 1)])
+    write_csv(tmp_path / "cost.csv", [{**_row("cost-bilstm-len128-r1", 1), "epochs_run": 0, "scale": ""}])
+    (tmp_path / "floors.csv").write_text("table,dataset,split,majority,items,label\nt,SST-5,dev,25.0,100,C\n")
+    write_csv(tmp_path / "t.runs.csv", [_row("s1-aaa", 1)])
+    write_csv(tmp_path / "empty.csv", [])
+    assert [p.name for p in sorted(tmp_path.glob("*.csv")) if holds_run_evidence(p)] == ["t.csv"]
 
 
 def test_another_experiments_columns_are_carried_over_as_committed(tmp_path):

@@ -190,7 +190,7 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data]) and not line["from_same_data"]
-        line["from_ladder"] = line["ratio_elsewhere"] = None
+        line["from_ladder"], line["ratio_elsewhere"] = False, None
         if line["per_run"] is None:
             line["per_run"], line["ratio_elsewhere"] = priced_from_ladder(line, committed)
             line["from_ladder"] = line["per_run"] is not None
@@ -264,17 +264,12 @@ def _costs_by_table(results_dir: Path, threads: int, device: str | None) -> tupl
     answer is never another device's); read once a plan (reading them all takes seconds)."""
     tables = []
     for path in sorted(results_dir.glob("*.csv")):
-        if "." in path.stem:
-            continue  # a superseded or side file (name.superseded.csv, name.runs.csv)
-        with path.open(newline="") as f:
-            rows = list(csv.DictReader(f))
-        runs = {(r["encoder"], r["run"]): r for r in rows if r.get("format") and r.get("run")}  # a table's evidence rows
+        if not evidence.holds_run_evidence(path):
+            continue
         costs: dict[tuple[str, str], list[float]] = {}
-        for (enc, _), row in runs.items():
-            timed = {k: float(row[k]) if row.get(k) else None for k in ("seconds_per_epoch", "epochs_run")}
-            hours = cpu_hours({**timed, "device": row.get("device", "")}, threads)  # None where made on another device
-            if hours is not None:  # a cost benchmark's rows (RCRN Table 10) ran no epoch: no price
-                costs.setdefault((enc, row.get("variant", "")), []).append(hours)
+        committed = evidence.CommittedEvidence(path, evidence.items_path(path))
+        for (encoder, variant, _), hours in committed_costs_by_data(committed, threads).items():
+            costs.setdefault((encoder, variant), []).extend(hours)
         tables.append((path.stem, costs))
     return tuple(tables)
 

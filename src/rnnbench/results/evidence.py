@@ -30,6 +30,7 @@ import gzip
 import io
 import json
 import lzma
+import functools
 import math
 from pathlib import Path
 
@@ -245,6 +246,18 @@ XZ_PRESET = 6
 XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
+def holds_run_evidence(csv_path: Path) -> bool:
+    """Whether ``csv_path`` holds a table's evidence of trained runs. Beside such files in
+    ``results/``: side files named ``<table>.<kind>.csv``, the floors (no evidence format), and the
+    cost benchmark's rows (``rcrn_table10.csv``, ``rcrn_table10_cuda.csv``: timed calls, no epoch
+    trained, no ``scale``)."""
+    if "." in csv_path.stem:
+        return False
+    with csv_path.open(newline="") as f:
+        first = next(csv.DictReader(f), None)
+    return first is not None and "format" in first and first.get("epochs_run") not in ("", "0")
+
+
 def items_path(csv_path: Path) -> Path:
     """``<table>.items.csv.xz`` beside ``<table>.csv``: the per-item scores of its reported runs."""
     return csv_path.with_name(f"{csv_path.stem}{ITEMS_SUFFIX}")
@@ -406,12 +419,18 @@ class CommittedEvidence:
         if any(row.get("scale", "") == "" for row in self.rows):  # read as a record's, table units would be off by the scale
             raise RnnbenchError(f"{csv_path} holds evidence in table units, written before its 'scale' column: rewrite it once "
                                 f"with python scripts/migrate_evidence_units.py {csv_path.stem} --results {csv_path.parent}")
-        self.items = read_items(items_path, scaled=False)
+        self.items_path = items_path
         self.by_run: dict[tuple[str, str], list[dict]] = {}
         for row in self.rows:
             self.by_run.setdefault((row["encoder"], row["run"]), []).append(row)
         self.found = csv_path.exists()
         self.used: set[tuple[str, str]] = set()
+
+    @functools.cached_property
+    def items(self) -> list[dict]:
+        """The per-item scores of the reported runs, as stored: read on first use (the largest
+        file takes seconds to decompress; pricing reads only the rows)."""
+        return read_items(self.items_path, scaled=False)
 
     def use(self, encoder: str, run: str) -> None:
         """Mark a committed run as taken into the regenerated table (so it is not reported dropped)."""
