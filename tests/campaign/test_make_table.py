@@ -786,7 +786,8 @@ def test_a_rung_with_no_cpu_run_at_rung_0_takes_the_encoders_ratio_from_the_othe
     """RCRN Table 4 at rung 2: its rung-0 runs were all on a GPU, so the 3L-BiLSTM and RCRN read "?".
     The ratio of each encoder's cost to the BiLSTM's in the other tables (each variant apart) prices
     them, at the median, and the plan says the spread; the table's own GPU runs, benchmark rows and
-    superseded files give no ratio."""
+    superseded files give no ratio. Once the table has BiLSTM runs at the rung, they, not the
+    ladder's, are what the ratio multiplies."""
     from rnnbench.compose import compose_config
 
     module = _module()
@@ -817,6 +818,13 @@ def test_a_rung_with_no_cpu_run_at_rung_0_takes_the_encoders_ratio_from_the_othe
     module.print_plan([bilstm, rcrn])
     out = capsys.readouterr().out
     assert "1.5=" in out and "rcrn: 3 ratios from 2 to 4, so 9-18 CPU h" in out
+    # The table's own BiLSTM runs at the rung (another machine than the ladder's: a quarter of its
+    # price) price RCRN from then on, at the same ratio.
+    bilstm_run = {"dev": {"accuracy": 0.8}, "seconds_per_epoch": 45.0, "epochs_run": 10, "device": "cpu"}  # 0.125 CPU h
+    monkeypatch.setattr(module, "finished", lambda experiment, job, extra, committed: bilstm_run if job.encoder == "bilstm" else None)
+    bilstm, rcrn = module.plan([ExperimentPlan("rcrn_table4_rung2", base, ["bilstm", "rcrn"])], [], committed)
+    assert bilstm["per_run"] == pytest.approx(0.125) and rcrn["per_run"] == pytest.approx(0.125 * 3.0)
+    assert rcrn["from_table"] and rcrn["ratio_elsewhere"] == pytest.approx((2.0, 3.0, 4.0, 3))
     module._costs_by_table.cache_clear()
 
 

@@ -177,6 +177,7 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
                           "extension": None if choice is None or protocol.borrowed(base.table.protocol) else choice.pending})
     fallback = committed_costs(committed, {(line["encoder"], line["variant"], line["threads"]) for line in lines})
     by_data = {threads: committed_costs_by_data(committed, threads) for threads in {line["threads"] for line in lines}}
+    own_of = {(line["experiment"], line["encoder"]): line["own"] for line in lines}
     for line in lines:
         model, data = line["keys"]
         known = line["own"] or costs[data]
@@ -190,9 +191,10 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data]) and not line["from_same_data"]
-        line["from_ladder"], line["ratio_elsewhere"] = False, None
+        line["from_ladder"], line["ratio_elsewhere"], line["from_table"] = False, None, False
         if line["per_run"] is None:
-            line["per_run"], line["ratio_elsewhere"] = priced_from_ladder(line, committed)
+            line["per_run"], line["ratio_elsewhere"], line["from_table"] = priced_from_ladder(
+                line, committed, {enc: own for (exp, enc), own in own_of.items() if exp == line["experiment"]})
             line["from_ladder"] = line["per_run"] is not None
         line["from_variant"] = False
         if line["per_run"] is None:
@@ -212,39 +214,45 @@ def rung_of(variant: str) -> tuple[str, int]:
     return (match.group(1), int(match.group(2))) if match else (variant, 0)
 
 
-def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None) -> tuple[float | None, tuple | None]:
-    """A table re-run at a rung of the regime ladder before any of its runs: the ladder's runs of
-    the reference row at that rung (results/regime_ladder.runs.csv, the same experiment), times this
-    encoder's CPU hours over the reference row's in the table's committed runs at rung 0. At rung 4
-    a run of RCRN Table 3's BiLSTM cost 33 times one at rung 0, so rung 0's price would mislead.
-    The reference row is the ladder's price itself. Where rung 0 has no committed CPU run of either
-    encoder (RCRN Table 4's were all on a GPU), the ratio is read off the other tables of the results
-    folder instead (``ratio_in_other_tables``). Returns (price, None), (price, (lowest, median,
-    highest, how many) of the other tables' ratios) where those priced it, or (None, None) where
-    the ladder has no CPU run there or no table has run both encoders on the CPU."""
+def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None,
+                       table_runs: dict[str, list[float]]) -> tuple[float | None, tuple | None, bool]:
+    """A table re-run at a rung of the regime ladder before any run of this encoder there: the
+    reference row's runs at that rung, times this encoder's CPU hours over the reference row's in the
+    table's committed runs at rung 0. At rung 4 a run of RCRN Table 3's BiLSTM cost 33 times one at
+    rung 0, so rung 0's price would mislead. The reference row's runs are the table's own at this
+    rung where it has some (``table_runs``: {encoder: CPU hours of its finished runs}), else the
+    ladder's (results/regime_ladder.runs.csv, the same experiment): the ladder's may have run on
+    other hardware (RCRN Table 4's rung-2 BiLSTM took 4 times as long an epoch on an Intel Xeon as
+    the table's own on an AMD EPYC). The reference row is that price itself. Where rung 0 has no
+    committed CPU run of either encoder (RCRN Table 4's were all on a GPU), the ratio is read off the
+    other tables of the results folder instead (``ratio_in_other_tables``). Returns (price, None or
+    (lowest, median, highest, how many) of the other tables' ratios where those priced it, whether
+    the table's own runs priced the reference row), or (None, None, False) where the ladder has no
+    CPU run there or no table has run both encoders on the CPU."""
     variant, rung = rung_of(line["variant"])
     path = Path(line["results_dir"]) / "regime_ladder.runs.csv"
     if not rung or not path.exists() or DEADLINE.device not in (None, "cpu"):
-        return None, None
+        return None, None, False
     experiment = rung_of(line["experiment"])[0]  # rcrn_table3_rung2 -> rcrn_table3, the ladder's experiment
     with path.open(newline="") as f:
         runs = {r["run"]: r for r in csv.DictReader(f) if (r["table"], r["experiment"], r["variant"], r["rung"]) ==
                 (line["table"], experiment, variant, str(rung)) and r["status"] == "trained" and r["cpu_hours"]}
     if not runs:
-        return None, None
+        return None, None, False
     reference = next(iter(runs.values()))["encoder"]
-    ladder_price = statistics.fmean(float(r["cpu_hours"]) for r in runs.values())
+    from_table = bool(table_runs.get(reference))
+    price = statistics.fmean(table_runs[reference] if from_table else [float(r["cpu_hours"]) for r in runs.values()])
     if line["encoder"] == reference:
-        return ladder_price, None  # the reference row itself: no ratio
+        return price, None, from_table  # the reference row itself: no ratio
     at_rung0 = committed_costs(committed, {(enc, variant, line["threads"]) for enc in (reference, line["encoder"])})
     own, of_reference = at_rung0[(line["encoder"], variant, line["threads"])], at_rung0[(reference, variant, line["threads"])]
     if own and of_reference:
-        return ladder_price * statistics.fmean(own) / statistics.fmean(of_reference), None
+        return price * statistics.fmean(own) / statistics.fmean(of_reference), None, from_table
     ratios = ratio_in_other_tables(Path(line["results_dir"]), line["table"], line["encoder"], reference, line["threads"])
     if not ratios:
-        return None, None
+        return None, None, False
     median = statistics.median(ratios)
-    return ladder_price * median, (min(ratios), median, max(ratios), len(ratios))
+    return price * median, (min(ratios), median, max(ratios), len(ratios)), from_table
 
 
 def ratio_in_other_tables(results_dir: Path, table: str, encoder: str, reference: str, threads: int) -> list[float]:
@@ -386,11 +394,13 @@ def print_plan(lines: list[dict]) -> None:
         print("^: no run of this model on this data yet: priced from this encoder's runs on this data at another variant "
               "of the table, times its cost at this variant over that one on the data run at both")
     if any(line.get("from_ladder") and not line.get("ratio_elsewhere") and line["to_run"] for line in lines):
-        print("+: priced from the regime ladder's runs of the reference row at this rung, times this encoder's cost over the "
+        print("+: priced from the reference row's runs at this rung (the table's own where it has some, else the regime "
+              "ladder's), times this encoder's cost over the "
               "reference row's at rung 0 (the table's committed runs); the epochs a run takes can differ between encoders")
     elsewhere = [line for line in lines if line.get("ratio_elsewhere") and line["to_run"]]
     if elsewhere:
-        print("=: priced from the regime ladder's runs of the reference row at this rung, times the median of this encoder's "
+        print("=: priced from the reference row's runs at this rung (the table's own where it has some, else the regime "
+              "ladder's), times the median of this encoder's "
               "cost over the reference row's in the other tables (the table has no CPU run of both at rung 0); "
               + "; ".join(f"{line['encoder']}: {line['ratio_elsewhere'][3]} ratios from {line['ratio_elsewhere'][0]:.2g} to "
                           f"{line['ratio_elsewhere'][2]:.2g}, so {line['per_run'] / line['ratio_elsewhere'][1] * line['ratio_elsewhere'][0] * line['to_run']:.0f}"
