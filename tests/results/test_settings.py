@@ -57,6 +57,8 @@ def test_the_direction_holding_at_every_rung_reads_the_chosen_rungs_verdict():
     assert rung3.compared == ("rcrn/rung3", "bilstm/rung3")
     assert result.note.startswith("the numbers of rung 3")
     assert choices.cells_text(result).startswith("setting: rung 0 ")
+    from rnnbench.results.table_page import describe_result
+    assert ". Setting: rung 0 (`rcrn` vs `bilstm`)" in describe_result(result)  # a sentence of its own on the table's page
 
 
 def test_a_claim_without_the_reference_row_reads_the_reference_row_at_its_rung():

@@ -304,8 +304,9 @@ def describe_result(r: claims_mod.ClaimResult) -> str:
     gate = r.gate is not None and r.verdict == r.gate.kind
     scope = (f" Gate: {r.gate.why}." if gate else
              f" {r.scope.label()[0].upper()}{r.scope.label()[1:]}." if r.scope is not None and r.verdict in verdicts.STATISTICAL else "")
-    if r.choice is not None and shown.choice_text(r):  # each paper-consistent cell's verdict, and the claim's own rows beside
-        note = f" {shown.choice_text(r)}.{note}"
+    choice = shown.choice_text(r) if r.choice is not None else ""  # each paper-consistent cell's verdict, the claim's own rows beside
+    if choice:
+        note = f" {choice[0].upper()}{choice[1:]}.{note}"
     if r.decision is None:
         return f"**{r.verdict}**: {head}{scope}{note}"
     d = r.decision
