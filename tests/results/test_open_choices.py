@@ -49,7 +49,7 @@ def test_every_cell_contradicted_is_contradicted():
     least = max((cell for _, cell in result.choice.cells), key=lambda c: c.decision.p_holm)
     assert result.decision is least.decision  # the claim's numbers: its least decisive cell's
     cell = cells.verdict_cell(result)
-    assert "encoder.disagreement_normalizer: token (`mzu_cap/a_token` vs `dt_gru/fn3`) contradicted, about the paper (" in cell
+    assert "`encoder.disagreement_normalizer`: token (`mzu_cap/a_token` vs `dt_gru/fn3`) contradicted, about the paper (" in cell
     # each cell's verdict says what it is about, as a claim's does (the cells' DT-GRU is 0.25 from the paper's)
     assert "outside the paper's cells (`mzu_cap` vs `dt_gru`" in cell
 
@@ -58,7 +58,7 @@ def test_cells_that_differ_depend_on_the_unspecified_choice():
     result = evaluate(TABLE, _claim(), _evidence({"token": 74.0, "token_mean": 82.0, "sequence": 74.0}), [])
     assert result.verdict == choices.DEPENDS == verdicts.DEPENDS
     text = cells.verdict_cell(result)
-    assert text.startswith("**depends on an unspecified choice** (encoder.disagreement_normalizer: token (")
+    assert text.startswith("**depends on an unspecified choice** (`encoder.disagreement_normalizer`: token (")
     assert "token_mean (`mzu_cap/a_token_mean` vs `dt_gru/fn3`) reproduced" in text and "sequence" in text
     assert choices.cells_text(result) == ("encoder.disagreement_normalizer: token contradicted; token_mean reproduced; "
                                           "sequence contradicted")

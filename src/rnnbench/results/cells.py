@@ -121,4 +121,5 @@ def choice_text(result: ClaimResult) -> str:
                      + (f", {shown}" if shown != "–" else ""))
     outside = choices.outside_text(result)
     outside = "" if outside in result.note else outside  # a claim without runs in its cells says it in its note
-    return "; ".join(p for p in (f"{choice.option}: " + "; ".join(cells) if cells else "", outside) if p)
+    option = f"`{choice.option}`" if "." in choice.option else choice.option  # a config key, as code (never capitalised)
+    return "; ".join(p for p in (f"{option}: " + "; ".join(cells) if cells else "", outside) if p)
