@@ -8,6 +8,7 @@ import pytest
 
 from rnnbench.results import cells, choices, decisions, ledger, settings, verdicts
 from rnnbench.results.claims import evaluate, load_claims
+from rnnbench.results.table_page import describe_result
 from rnnbench.results.tables import paper_table
 
 TABLE = "rcrn_table5"
@@ -57,7 +58,6 @@ def test_the_direction_holding_at_every_rung_reads_the_chosen_rungs_verdict():
     assert rung3.compared == ("rcrn/rung3", "bilstm/rung3")
     assert result.note.startswith("the numbers of rung 3")
     assert choices.cells_text(result).startswith("setting: rung 0 ")
-    from rnnbench.results.table_page import describe_result
     assert ". Setting: rung 0 (`rcrn` vs `bilstm`)" in describe_result(result)  # a sentence of its own on the table's page
 
 

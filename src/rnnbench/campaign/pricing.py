@@ -191,9 +191,9 @@ def plan(plans: list[ExperimentPlan], extra: list[str], committed: evidence.Comm
         # Priced from the same model on other data (another Amazon domain: 0.2x to 2.5x Sports' words):
         # the plan marks it, so the estimate is not read as this data's cost.
         line["other_data"] = bool(known) and not (line["own"] or costs[data]) and not line["from_same_data"]
-        line["from_ladder"], line["ratio_elsewhere"], line["from_table"] = False, None, False
+        line["from_ladder"], line["ratio_elsewhere"] = False, None
         if line["per_run"] is None:
-            line["per_run"], line["ratio_elsewhere"], line["from_table"] = priced_from_ladder(
+            line["per_run"], line["ratio_elsewhere"] = priced_from_ladder(
                 line, committed, {enc: own for (exp, enc), own in own_of.items() if exp == line["experiment"]})
             line["from_ladder"] = line["per_run"] is not None
         line["from_variant"] = False
@@ -215,7 +215,7 @@ def rung_of(variant: str) -> tuple[str, int]:
 
 
 def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None,
-                       table_runs: dict[str, list[float]]) -> tuple[float | None, tuple | None, bool]:
+                       table_runs: dict[str, list[float]]) -> tuple[float | None, tuple | None]:
     """A table re-run at a rung of the regime ladder before any run of this encoder there: the
     reference row's runs at that rung, times this encoder's CPU hours over the reference row's in the
     table's committed runs at rung 0. At rung 4 a run of RCRN Table 3's BiLSTM cost 33 times one at
@@ -225,34 +225,32 @@ def priced_from_ladder(line: dict, committed: evidence.CommittedEvidence | None,
     other hardware (RCRN Table 4's rung-2 BiLSTM took 4 times as long an epoch on an Intel Xeon as
     the table's own on an AMD EPYC). The reference row is that price itself. Where rung 0 has no
     committed CPU run of either encoder (RCRN Table 4's were all on a GPU), the ratio is read off the
-    other tables of the results folder instead (``ratio_in_other_tables``). Returns (price, None or
-    (lowest, median, highest, how many) of the other tables' ratios where those priced it, whether
-    the table's own runs priced the reference row), or (None, None, False) where the ladder has no
-    CPU run there or no table has run both encoders on the CPU."""
+    other tables of the results folder instead (``ratio_in_other_tables``). Returns (price, None),
+    (price, (lowest, median, highest, how many) of the other tables' ratios) where those priced it,
+    or (None, None) where the ladder has no CPU run there or no table has run both encoders on the CPU."""
     variant, rung = rung_of(line["variant"])
     path = Path(line["results_dir"]) / "regime_ladder.runs.csv"
     if not rung or not path.exists() or DEADLINE.device not in (None, "cpu"):
-        return None, None, False
+        return None, None
     experiment = rung_of(line["experiment"])[0]  # rcrn_table3_rung2 -> rcrn_table3, the ladder's experiment
     with path.open(newline="") as f:
         runs = {r["run"]: r for r in csv.DictReader(f) if (r["table"], r["experiment"], r["variant"], r["rung"]) ==
                 (line["table"], experiment, variant, str(rung)) and r["status"] == "trained" and r["cpu_hours"]}
     if not runs:
-        return None, None, False
+        return None, None
     reference = next(iter(runs.values()))["encoder"]
-    from_table = bool(table_runs.get(reference))
-    price = statistics.fmean(table_runs[reference] if from_table else [float(r["cpu_hours"]) for r in runs.values()])
+    price = statistics.fmean(table_runs.get(reference) or [float(r["cpu_hours"]) for r in runs.values()])
     if line["encoder"] == reference:
-        return price, None, from_table  # the reference row itself: no ratio
+        return price, None  # the reference row itself: no ratio
     at_rung0 = committed_costs(committed, {(enc, variant, line["threads"]) for enc in (reference, line["encoder"])})
     own, of_reference = at_rung0[(line["encoder"], variant, line["threads"])], at_rung0[(reference, variant, line["threads"])]
     if own and of_reference:
-        return price * statistics.fmean(own) / statistics.fmean(of_reference), None, from_table
+        return price * statistics.fmean(own) / statistics.fmean(of_reference), None
     ratios = ratio_in_other_tables(Path(line["results_dir"]), line["table"], line["encoder"], reference, line["threads"])
     if not ratios:
-        return None, None, False
+        return None, None
     median = statistics.median(ratios)
-    return price * median, (min(ratios), median, max(ratios), len(ratios)), from_table
+    return price * median, (min(ratios), median, max(ratios), len(ratios))
 
 
 def ratio_in_other_tables(results_dir: Path, table: str, encoder: str, reference: str, threads: int) -> list[float]:

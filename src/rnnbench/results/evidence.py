@@ -26,11 +26,11 @@ every CSV is written and read through ``EvidenceRow``.
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
 import lzma
-import functools
 import math
 from pathlib import Path
 
