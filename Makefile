@@ -6,6 +6,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
+# glibc keeps freed blocks of any size on the heap for reuse instead of returning them to the kernel
+# each training step (a recurrent step's tensors are tens of MiB): faster on the CPU, the same numbers
+# (docs/runs.md#threads-and-timings; scripts/bench_malloc.py measures it). No effect off glibc.
+export MALLOC_MMAP_THRESHOLD_ ?= 4294967296
+export MALLOC_TRIM_THRESHOLD_ ?= 68719476736
 
 .PHONY: help install run test test-fast table tables claims report browser wordnet sanity gpu-check clean
 

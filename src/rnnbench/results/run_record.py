@@ -40,8 +40,12 @@ def git_commit(where: Path = PACKAGE) -> str:
         return named
 
 
+ALLOCATOR_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+
+
 def hardware(device: torch.device) -> dict:
-    """Device, torch and Python versions, threads, CPU model and count, GPU name."""
+    """Device, torch and Python versions, threads, CPU model and count, GPU name, and the allocator
+    settings in the environment (timings only)."""
     info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": platform.machine(), "python": platform.python_version()}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -51,6 +55,10 @@ def hardware(device: torch.device) -> dict:
     except OSError:
         pass
     info["cpu_count"] = os.cpu_count()
+    # glibc's allocator thresholds change a CPU step's time, never its numbers (scripts/bench_malloc.py)
+    allocator = {k: os.environ[k] for k in ALLOCATOR_SETTINGS if k in os.environ}
+    if allocator:
+        info["allocator"] = allocator
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info
