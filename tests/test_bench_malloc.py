@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from rnnbench.results.run_record import ALLOCATOR_SETTINGS, hardware
-from tests.helpers import load_script
+from tests.helpers import REPO, load_script
 
 bench = load_script("bench_malloc")
 
@@ -38,3 +38,9 @@ def test_a_run_record_names_the_allocator_settings_it_ran_under(monkeypatch):
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "4294967296")
     assert hardware(torch.device("cpu"))["allocator"] == {"MALLOC_MMAP_THRESHOLD_": "4294967296"}
     assert set(bench.KEEP_ON_HEAP) == set(ALLOCATOR_SETTINGS)  # the benchmark measures what records name
+
+
+def test_make_sets_the_values_the_benchmark_measures():
+    makefile = (REPO / "Makefile").read_text()
+    for name, value in bench.KEEP_ON_HEAP.items():
+        assert f"export {name} ?= {value}" in makefile
