@@ -127,6 +127,8 @@ def _estimate(mean: float, se: float, seeds: int) -> Estimate:
     (verdicts.SMALLER, 5, 5.0, "narrower than half the paper's difference"),
     (verdicts.CONTRADICTED, 5, 5.0, ""),  # a contradiction lies beyond 0: its width is not held against it
     (verdicts.SMALLER, 5, 0.5, ""),
+    (verdicts.REPRODUCED, 2, 0.02, "2 paired seeds, 5 needed"),  # two agreeing seeds: a narrow interval on one degree of freedom
+    (verdicts.REPRODUCED, 5, 0.5, ""),
 ])
 def test_minimum_evidence(verdict, seeds, se, missing):
     test = verdicts.Hypothesis(verdicts.DIFFERENCE, 1, 0.0, reference=10.0)
@@ -176,3 +178,12 @@ def test_a_collapsed_run_withholds_the_claims_on_its_row():
     assert len(notes) == 1 and "3l_bilstm in seed 3 collapsed (dev 58.6, majority 50.2, the row's median 85.6)" in notes[0]
     runs["3l_bilstm"][2]["dev"] = 80.0
     assert guards.collapsed(runs) == []
+
+
+def test_a_difference_on_two_agreeing_seeds_is_not_yet_reproduced():
+    claim = next(c for c in load_claims("rcrn_table2") if c["worse"] == "bilstm")
+    rows = [r for r in _accuracy_rows(51.0) if r["seed"] <= 2]
+    rows[1]["test"] += 0.2  # RCRN's seed 2: +2.2 where seed 1 says +2.0
+    result = evaluate("rcrn_table2", claim, rows, [])
+    assert result.decision.statistical == verdicts.REPRODUCED  # RCRN 2 points ahead on both seeds
+    assert result.verdict == verdicts.INCONCLUSIVE and result.decision.missing == "2 paired seeds, 5 needed"

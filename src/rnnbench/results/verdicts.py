@@ -18,10 +18,10 @@ direction:
 - **withheld**: the statistics decided it, but a guard (``guards``) stops it, whichever side it
   favours; the result says what the statistics say.
 
-Minimum evidence (``minimum_evidence``): an accuracy claim (a difference) is "smaller than claimed"
-or "contradicted" only on at least ``MIN_SEEDS`` paired seeds, and "smaller than claimed" only
-with an interval whose half-width is below half of the paper's difference; otherwise it is
-inconclusive and says what is missing. Then the gates (``gates``: pipeline check, floor,
+Minimum evidence (``minimum_evidence``): an accuracy claim (a difference) is decided (reproduced,
+smaller than claimed or contradicted) only on at least ``MIN_SEEDS`` paired seeds, and "smaller
+than claimed" only with an interval whose half-width is below half of the paper's difference;
+otherwise it is inconclusive and says what is missing. Then the gates (``gates``: pipeline check, floor,
 mechanism) replace the verdict of a claim whose runs cannot speak to it, the statistics' verdict
 kept beside.
 
@@ -49,7 +49,7 @@ STATISTICAL = (REPRODUCED, CONTRADICTED, SMALLER, INCONCLUSIVE, WITHHELD)
 KINDS = (*STATISTICAL, PIPELINE_CHECK, NOT_EVIDENCE, NOT_TESTED, DEPENDS, DEPENDS_ON_SETTING, NOT_RUN, DATA_MISSING)
 ALPHA = 0.05
 POWER = 0.8
-MIN_SEEDS = 5  # paired seeds before an accuracy claim is read as smaller than claimed or contradicted
+MIN_SEEDS = 5  # paired seeds before an accuracy claim is decided, whichever way
 
 DIFFERENCE, LOG_RATIO = "difference", "log ratio"  # the effect: better - worse, or log(better / worse)
 
@@ -151,14 +151,15 @@ def decide(results: list, family_of=lambda r: "", alpha: float = ALPHA) -> None:
 
 
 def minimum_evidence(test: Hypothesis, estimate, statistical: str, interval: tuple[float, float]) -> str:
-    """What an accuracy claim's "smaller than claimed" or "contradicted" lacks ("" where nothing):
-    at least ``MIN_SEEDS`` paired seeds (fewer leave the seeds' variance on one or two degrees of
-    freedom: one seed moves the verdict), and for "smaller than claimed" an interval half-width
-    below half of the paper's difference (a wider interval cannot tell that difference from 0).
-    A contradiction's interval lies wholly beyond 0 on the other side of the paper's difference,
-    so its width is not required to be smaller. Cost claims and equality claims are not held
-    to it (timing rounds and declared margins decide those)."""
-    if test.effect != DIFFERENCE or test.bounds is not None or statistical not in (SMALLER, CONTRADICTED):
+    """What an accuracy claim's decided verdict lacks ("" where nothing): at least ``MIN_SEEDS``
+    paired seeds, whichever way it is decided (fewer leave the seeds' variance on one to three
+    degrees of freedom: two seeds whose differences happen to agree give a narrow interval that
+    the next seed can undo), and for "smaller than claimed" an interval half-width below half of
+    the paper's difference (a wider interval cannot tell that difference from 0). A
+    contradiction's interval lies wholly beyond 0 on the other side of the paper's difference, so
+    its width is not required to be smaller. Cost claims and equality claims are not held to it
+    (timing rounds and declared margins decide those)."""
+    if test.effect != DIFFERENCE or test.bounds is not None or statistical not in DECIDED:
         return ""
     missing = []
     if estimate.seeds < MIN_SEEDS:
