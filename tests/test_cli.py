@@ -390,6 +390,9 @@ def test_table_verb_bad_input_is_one_line(capsys, monkeypatch, tmp_path):
     code, _, err = run_main(["table", "rcrn_table1_baby"], capsys)
     assert code == 2 and err.count("\n") == 1 and "is an experiment, not a table" in err
     monkeypatch.setattr(table_verb, "checkout_scripts", lambda: tmp_path / "nowhere")
+    for mode in ("--no-run", "--plan"):  # a benchmark's committed timings are not measured again, nor its script needed
+        code, out, _ = run_main(["table", "rcrn_table10", mode], capsys)
+        assert code == 0 and f"{mode} leaves results/rcrn_table10.* as committed" in out
     code, _, err = run_main(["table", "rcrn_table10"], capsys)  # a benchmark: a script of the checkout
     assert code == 2 and err.count("\n") == 1 and "an installed package has no scripts/" in err
 

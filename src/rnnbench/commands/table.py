@@ -83,7 +83,12 @@ def table(args) -> int:
 
     name, part = definitions.resolve(args.name)
     if name in definitions.benchmarks():  # measured by a script of the checkout, not trained
-        return load_script(Path(definitions.benchmarks()[name]).stem, "rnnbench table").main([])
+        script = definitions.benchmarks()[name]
+        if args.plan or args.no_run:  # measuring again would overwrite the committed timings
+            print(f"table {name}: measured by {script}, not trained: {'--plan' if args.plan else '--no-run'} leaves "
+                  f"results/{name}.* as committed (`rnnbench table {name}` measures it again, minutes on a CPU)")
+            return 0
+        return load_script(Path(script).stem, "rnnbench table").main([])
     part = args.part or part
     running = definitions.to_run(name, args.only, part)
     print(f"table {name}: {len(definitions.experiments_of(name))} experiment(s); "
