@@ -1024,3 +1024,13 @@ def test_the_migration_rewrites_table_units_as_the_records_and_reads_back_as_wri
     assert evidence.read_items(results / "rcrn_table5.items.csv.xz")[0]["score"] == 100.0
     assert evidence.read_items(results / "rcrn_table5.items.csv.xz", scaled=False)[0]["score"] == 1.0
     assert migrate(["rcrn_table5", "--results", str(results)]) == 0  # a second time: nothing to do
+
+
+def test_a_table_with_a_figure_and_no_run_yet_is_written_without_them(tmp_path, capsys):
+    """FHE Table 3 names an openness figure; with no run (no CSV) `--no-run` writes the page, says
+    there is no CSV and no figure yet, and does not fail reading the CSV it never wrote."""
+    results = tmp_path / "results"
+    code = _make_table()(["fhe_table3", "--no-run", "--set", f"paths.results_dir={results}", "--set", f"paths.runs_dir={tmp_path / 'runs'}"])
+    out = capsys.readouterr().out
+    assert code == 0 and (results / "fhe_table3.md").exists() and not (results / "fhe_table3.csv").exists()
+    assert "(no run yet: no fhe_table3.csv)" in out and "no figure: no run of fhe_table3 yet" in out

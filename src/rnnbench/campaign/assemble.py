@@ -331,9 +331,11 @@ def write(plans, overrides: list[str], committed: evidence.CommittedEvidence, bu
                             first.table.protocol, str(first.task.select_metric), left_out_rows(plans),
                             deviations.lines(name, rows, overrides) if has_paper else [])
     print(md.read_text())
-    print(f"wrote {md}, {tex} and {csv_path}")
+    print(f"wrote {md}, {tex} and {csv_path}" if csv_path.exists() else f"wrote {md} and {tex} (no run yet: no {csv_path.name})")
     figure = first.table.openness_figure
-    if figure:
+    if figure and not csv_path.exists():
+        print(f"no figure: no run of {name} yet")
+    elif figure:
         try:
             print(f"wrote {accuracy_vs_openness(csv_path, out_dir / figure)}")
         except RnnbenchError as exc:  # no FHE run with both columns yet: the table stands without its figure
