@@ -70,6 +70,37 @@ def test_evaluated_columns_score_the_reported_checkpoints_without_training_again
     assert main(["fhe_table2", "--no-run", *overrides]) == 0 and evaluations[0].stat().st_mtime == mtime  # read, not recomputed
 
 
+def test_a_run_is_scored_on_the_evaluated_columns_as_soon_as_the_campaign_meets_it_finished(tmp_path, capsys):
+    """A table stopped after a run finished, before the table was written, keeps the run's longer
+    columns: the campaign scores them at once; --no-run, which scores nothing, says which it lacks."""
+    from rnnbench.campaign import protocol, runner
+    from rnnbench.compose import compose_config
+
+    main = _make_table()
+    extra = ["trainer=smoke", "trainer.max_eval_batches=null", "encoder.hidden_size=8", "table.protocol.seeds=[1]",
+             "task.reader.train_size=64", "task.reader.dev_size=16", "task.reader.test_size=16",
+             '+table.evaluated_columns.len400=["task.reader.test_length=400"]',
+             f"paths.runs_dir={tmp_path / 'runs'}", f"paths.results_dir={tmp_path / 'results'}"]
+    base = compose_config(["experiment=fhe_table2", "encoder=lstm1", *extra])
+    (job,) = [*protocol.selection_jobs("lstm1", base.table.protocol, base.trainer.lr),  # the table's one run
+              *protocol.final_jobs("lstm1", base.table.protocol, base.trainer.lr)]
+    committed = evidence.CommittedEvidence(tmp_path / "results" / "none.csv", tmp_path / "results" / "none.items.csv.xz")
+    assert runner.ensure("fhe_table2", job, extra, False, committed) is not None  # trained, then scored: no table written
+    (run,) = (tmp_path / "runs" / "picking" / "lstm1").glob("s1-*")
+    (evaluation,) = run.glob("eval-test-*.json")
+    assert '"test_length": 400' in evaluation.read_text()
+
+    for path in run.glob("eval-test-*"):  # a run finished before its columns were scored
+        path.unlink()
+    overrides = [a for o in extra + ["hydra.sweeper.params.encoder=lstm1"] for a in ("--set", o)]
+    assert main(["fhe_table2", "--no-run", *overrides]) == 0
+    assert f"fhe_table2: lstm1 {run.name} is not scored at len400 yet" in capsys.readouterr().out
+    assert not list(run.glob("eval-test-*"))
+    assert runner.ensure("fhe_table2", job, extra, False, committed) is not None and list(run.glob("eval-test-*.json"))
+    assert main(["fhe_table2", "--no-run", *overrides]) == 0
+    assert "is not scored" not in capsys.readouterr().out
+
+
 def test_a_campaign_goes_on_from_committed_evidence_without_the_run_folders(tmp_path, capsys):
     """A later checkout has the committed CSV but not the runs: committed runs are not trained
     again, new seeds are added beside them, and evidence of another config is dropped (said so)."""

@@ -21,7 +21,7 @@ from rnnbench.results.rate_choice import no_columns
 from rnnbench.results.tables import column_metrics, model_name, table_title
 from rnnbench.campaign import deviations, reruns
 from rnnbench.campaign.floors import split_loader
-from rnnbench.campaign.jobs import job_config, with_status
+from rnnbench.campaign.jobs import evaluated, job_config, with_status
 from rnnbench.campaign.rates import chosen_dropout, known_choice
 
 
@@ -30,22 +30,12 @@ def left_out_rows(plans) -> dict[tuple[str, str | None], str]:
     return {(enc, cfg.table.variant or None): str(cfg.table.not_run) for _, cfg, encoders in plans if cfg.table.not_run for enc in encoders}
 
 
-def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
-    """The evaluation of a finished run's checkpoint with reader ``overrides`` (evaluate.py's
-    record beside the run): read if it exists, else computed when ``allowed``."""
-    from rnnbench.inference import evaluate_run, existing_evaluation
-
-    done = existing_evaluation(record["run_dir"], "test", list(overrides))
-    if done is not None or not allowed:
-        return done
-    return evaluate_run(record["run_dir"], "test", list(overrides))[0]
-
-
 def collect(plans, extra: list[str], built: set[str], committed: evidence.CommittedEvidence,
             run: bool = False, replaced: list[tuple[list[dict], str]] | None = None) -> tuple[list[dict], list[dict]]:
     """Evidence rows of every finished run of the plans' protocol, and per-item test scores
     of the runs the table reports (the chosen learning rate). Columns of ``table.evaluated_columns``
-    come from evaluating the reported runs' checkpoints (computed only when ``run``). A run
+    come from evaluating the reported runs' checkpoints (scored by the campaign as each run finishes,
+    ``jobs.evaluate_columns``; here computed only when ``run``). A run
     without its folder here contributes its committed rows; so does one whose folder's numbers
     differ from its committed rows (another processor kind: ``reruns``), said in one line, unless
     ``reruns.POLICY.replace``: then its folder's rows stand and the committed rows, with the reason,
@@ -102,9 +92,11 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                 run_items: list[dict] = []
                 predictions = Path(record["run_dir"]) / PREDICTIONS
                 scored = {column: (metric, predictions) for column, metric in mapping.items()}
+                unscored = []
                 for column, overrides in (cfg.table.evaluated_columns or {}).items() if is_reported else ():
                     evaluation = evaluated(record, overrides, run)
                     if evaluation is None:
+                        unscored.append(column)
                         continue
                     metric = str(cfg.table.metric)
                     row = evidence.evidence_rows(record, model, variant, {column: metric}, cfg.table.scale, job.phase, True)[0]
@@ -112,6 +104,10 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                                inference_seconds_per_example=evaluation["inference_seconds_per_example"])
                     run_rows.append(row)
                     scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
+                unscored = [column for column in unscored if column not in {row["dataset"] for row in stored}]
+                if unscored:  # --no-run scores nothing: the run is left out of those columns (unless committed), said once
+                    print(f"{cfg.table.name}: {enc} {folder.name} is not scored at {', '.join(unscored)} yet: those columns "
+                          f"leave it out until `rnnbench table {cfg.table.name}` scores it (finished runs first)", flush=True)
                 local_scores: dict[str, dict[str, float]] = {}
                 if is_reported:
                     for column, (metric, path) in scored.items():

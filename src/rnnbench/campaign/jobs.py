@@ -63,6 +63,31 @@ def finished(experiment: str, job: protocol.Job, extra: list[str], committed: ev
     return None if record is None else with_status(record, cfg)
 
 
+def evaluated(record: dict, overrides: list[str], allowed: bool) -> dict | None:
+    """The evaluation of a finished run's checkpoint with reader ``overrides`` (evaluate.py's
+    record beside the run): read if it exists, else computed when ``allowed``."""
+    from rnnbench.inference import evaluate_run, existing_evaluation
+
+    done = existing_evaluation(record["run_dir"], "test", list(overrides))
+    if done is not None or not allowed:
+        return done
+    return evaluate_run(record["run_dir"], "test", list(overrides))[0]
+
+
+def evaluate_columns(cfg) -> None:
+    """Score the run's checkpoint on the table's evaluated columns (``table.evaluated_columns``:
+    FHE Table 4's longer test sequences) as soon as a campaign meets it finished, rather than when
+    the table is written: a table stopped before its end keeps them. A run known from committed
+    evidence alone has no checkpoint here: nothing to score."""
+    columns = cfg.table.get("evaluated_columns") or {}
+    folder = run_dir(cfg)
+    record = read_record(folder) if columns else None
+    if record is None:
+        return
+    for overrides in columns.values():
+        evaluated({**record, "run_dir": str(folder)}, list(overrides), True)
+
+
 def is_done(record: dict | None) -> bool:
     """A finished run that need not run again (not one the patience rule would train further)."""
     return record is not None and record.get("status") != patience.NEEDS_RERUN

@@ -13,7 +13,7 @@ from rnnbench.results.records import DONE, RECORD, set_aside
 from rnnbench.campaign.sanity_gate import Gate
 from rnnbench.run import train
 from rnnbench.campaign import pricing
-from rnnbench.campaign.jobs import finished, is_done, job_config
+from rnnbench.campaign.jobs import evaluate_columns, finished, is_done, job_config
 from rnnbench.campaign.rates import chosen_dropout, chosen_lr, finished_runs
 from rnnbench.campaign.pricing import cost_keys, cost_keys_of
 from rnnbench.campaign.definitions import ExperimentPlan, table_spec
@@ -43,6 +43,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
         key = cost_keys(cfg)
         if is_done(record):
             pricing.DEADLINE.note(key, record)
+            evaluate_columns(cfg)  # a run finished before its columns were scored (a table stopped early)
             return record
         if not pricing.DEADLINE.allows(key):
             pricing.DEADLINE.hold_back(experiment, job, key)
@@ -58,6 +59,7 @@ def ensure(experiment: str, job: protocol.Job, extra: list[str], wait: bool, com
         try:
             record = train(cfg)
             pricing.DEADLINE.note(key, record)
+            evaluate_columns(cfg)
             return record
         except RunInProgress as exc:  # a second `make table-...` is running it
             if not wait:
