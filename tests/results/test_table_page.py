@@ -254,6 +254,11 @@ def test_a_claim_on_the_papers_rows_is_tested_on_our_one_variant_and_cost_from_a
     assert cost.decision.statistical == "reproduced" and cost.verdict == "withheld"
     assert math.exp(cost.estimate.mean) == pytest.approx(math.prod((2 + s / 10) / (5 + s / 10) for s in FIVE) ** (1 / 5))
     assert cost.paper == (12, 18)  # the paper's own rows' minutes per epoch
+    # a second variant with both rows: which stands in is the registry's to say, not a claim left "not run"
+    twice = rows + [{**r, "variant": "small200k"} for r in rows]
+    with pytest.raises(ValueError, match=r"dcu_table1: claim 'c': our variants small, small200k all have runs of dcu and lstm1 in RACE: "
+                                         r"name the rows that stand in .* `stand_ins`"):
+        claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE"}, twice, items)
     rows = [r for r in rows if r["encoder"] != "lstm1"]
     assert claims.evaluate("dcu_table1", {"id": "c", "text": "t", "better": "dcu", "worse": "lstm1", "column": "RACE"}, rows, items).verdict == "not run"
 

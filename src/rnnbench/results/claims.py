@@ -488,20 +488,26 @@ def _stand_in(table: str, rows: list[dict], claim: dict, column: str) -> tuple[d
     if named != {side: claim[side] for side in named} and all(reported_by_seed(rows, named[side], named_column) for side in named):
         swapped = ", ".join(f"{named[side]} for {claim[side]}" for side in named if named[side] != claim[side])
         return named, f"on our rows standing in for the paper's ({swapped}: {declared['why']})"
-    variant = _stand_in_variant(rows, claim, column)
+    variant = _stand_in_variant(table, rows, claim, column)
     if variant:
         return ({"better": f"{claim['better']}/{variant}", "worse": f"{claim['worse']}/{variant}"},
                 f"on our variant '{variant}' (the paper's own rows were not run)")
     return None
 
 
-def _stand_in_variant(rows: list[dict], claim: dict, column: str) -> str | None:
+def _stand_in_variant(table: str, rows: list[dict], claim: dict, column: str) -> str | None:
     """Our one variant (e.g. DCU Table 1's CPU-sized "small") with reported runs of both of the
-    claim's rows in its column, when the claim names the paper's own rows and those have none."""
+    claim's rows in its column, when the claim names the paper's own rows and those have none.
+    Several such variants are the registry's to choose between (``stand_ins``), not a claim
+    left "not run"."""
     (b_enc, b_var), (w_enc, w_var) = split_row(claim["better"]), split_row(claim["worse"])
     if b_var or w_var:
         return None
     def variants(encoder: str) -> set[str]:
         return {r["variant"] for r in rows if r["encoder"] == encoder and r["dataset"] == column and r.get("reported") == "yes" and r["variant"]}
     common = variants(b_enc) & variants(w_enc)
-    return next(iter(common)) if len(common) == 1 else None
+    if len(common) > 1:
+        raise ValueError(f"{table}: claim {claim['id']!r}: our variants {', '.join(sorted(common))} all have runs of "
+                         f"{b_enc} and {w_enc} in {column}: name the rows that stand in for the paper's under "
+                         "`stand_ins` in the table's registry file")
+    return next(iter(common)) if common else None
