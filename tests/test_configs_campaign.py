@@ -149,7 +149,7 @@ def test_amazon_experiments_fill_every_domain_column_once_at_each_rung():
 def _rows_filled(table: str) -> dict[tuple[str, str | None], str]:
     filled = {}
     for e in EXPERIMENTS:
-        if e.startswith(f"{table}_"):
+        if e == table or e.startswith(f"{table}_"):
             cfg = _experiment(e)
             for encoder in _sweep(e)["encoder"].split(","):
                 assert (encoder, cfg.table.variant) not in filled, (e, filled.get((encoder, cfg.table.variant)))
@@ -196,13 +196,14 @@ STAND_IN_TABLES = sorted(p.stem for p in (REPO / "src" / "rnnbench" / "results" 
 
 
 @pytest.mark.parametrize("table", STAND_IN_TABLES)
-def test_stand_ins_map_a_paper_row_to_one_of_ours_that_differs_from_its_experiment_only_in_size(table):
+def test_stand_ins_map_a_paper_row_to_one_of_ours_that_differs_from_its_experiment_only_where_declared(table):
     """A claim on a paper row we cannot run is tested on the row that stands in for it (claims.py): the
     paper row must exist, our row must be filled by an experiment, and the two experiments' runs must
-    differ in the hidden size alone, the reason the registry gives."""
+    differ in exactly the keys the registry declares beside its reason (`differs_in`)."""
     registry, filled = paper_table(table), _rows_filled(table)
     declared = registry["stand_ins"]
-    assert declared["why"]
+    assert declared["why"] and declared["differs_in"]
+    differs_in = {tuple(key.split(".")) for key in declared["differs_in"]}
 
     def job(experiment: str, encoder: str):
         return _flatten(identity_config(compose_config([f"experiment={experiment}", f"encoder={encoder}"])))
@@ -213,7 +214,7 @@ def test_stand_ins_map_a_paper_row_to_one_of_ours_that_differs_from_its_experime
         assert paper_encoder == our_encoder, paper_row
         assert any(r.get("encoder") == paper_encoder and (r.get("variant") or "") == paper_variant for r in registry["rows"]), paper_row
         a, b = job(filled[(paper_encoder, paper_variant or None)], paper_encoder), job(filled[(our_encoder, our_variant)], our_encoder)
-        assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {("encoder", "hidden_size")}, paper_row
+        assert {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == differs_in, paper_row
 
 
 def test_classifier_readout_option_keeps_earlier_identities():
