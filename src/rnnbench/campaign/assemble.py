@@ -104,7 +104,8 @@ def collect(plans, extra: list[str], built: set[str], committed: evidence.Commit
                                inference_seconds_per_example=evaluation["inference_seconds_per_example"])
                     run_rows.append(row)
                     scored[column] = (metric, Path(record["run_dir"]) / evaluation["predictions"])
-                unscored = [column for column in unscored if column not in {row["dataset"] for row in stored}]
+                committed_columns = {row["dataset"] for row in stored}
+                unscored = [column for column in unscored if column not in committed_columns]
                 if unscored:  # --no-run scores nothing: the run is left out of those columns (unless committed), said once
                     print(f"{cfg.table.name}: {enc} {folder.name} is not scored at {', '.join(unscored)} yet: those columns "
                           f"leave it out until `rnnbench table {cfg.table.name}` scores it (finished runs first)", flush=True)

@@ -240,9 +240,12 @@ def item_scores(predictions: Path, metric: str) -> dict[str, float] | None:
 # largest table's file passed 1 MiB as gzip, about five times what LZMA, whose window spans runs, makes of it.
 ITEMS_SUFFIX = ".items.csv.xz"
 LEGACY_ITEMS_SUFFIX = ".items.csv.gz"  # written by earlier versions: still read (``items_path``'s sibling)
-# Fixed, so that the same rows give the same bytes (xz stores no file name or time). Presets 0 to 5
-# left that largest file at 0.5 to 0.75 MB: measure before lowering it.
-XZ_PRESET = 6
+# Fixed, so that the same rows give the same bytes (xz stores no file name or time). Preset 6 with a
+# longer match length: each run's rows repeat the item ids of the run before, with scores between, and
+# preset 6's own length (64) found those repeats poorly in the largest file (RCRN Table 4, 725,000 rows:
+# 1.05 MB; 0.42 MB at 96, in about twice the time; every committed items file together 2.6 MB -> 1.6 MB).
+# Lengths near 64 behave erratically (48: 0.64 MB, 72: 0.64 MB): measure before changing it.
+XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 6, "nice_len": 96}]
 XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
@@ -277,7 +280,7 @@ def write_items(path: Path, rows: list[dict]) -> None:
     writer.writeheader()
     for row in sorted(rows, key=lambda r: (r["dataset"], r["model"], r["variant"], int(r["seed"]), r["item"])):
         writer.writerow({k: _fmt(row.get(k, "")) for k in ITEM_FIELDS})
-    data = lzma.compress(buffer.getvalue().encode(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=XZ_PRESET)
+    data = lzma.compress(buffer.getvalue().encode(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, filters=XZ_FILTERS)
     with temporary_for(path) as tmp:
         tmp.write_bytes(data)
     legacy = legacy_items_path(path)
