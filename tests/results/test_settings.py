@@ -131,3 +131,25 @@ def test_a_macro_average_is_read_at_a_rung_only_once_it_covers_rung_0s_datasets(
     result = evaluate("rcrn_table1", claim, complete, [])
     assert [value for value, _ in result.choice.cells] == ["rung 0", "rung 1"]
     assert result.note.startswith("the numbers of rung 1") and "not read until" not in result.note
+
+
+def test_a_table_may_declare_rung_0_alone_and_its_claims_read_as_without_the_declaration():
+    """RCRN Table 8 stays at rung 0 (no rung came nearer the paper's than two seeds' spread): the
+    page says so and why; a claim is exactly what it is without the declaration."""
+    entry = paper_table("rcrn_table8")["settings"]
+    assert entry["rungs"] == [0] and entry["chosen"] == 0
+    settings.check_registry(paper_table("rcrn_table8"), "paper_numbers/rcrn_table8.yaml")
+    assert settings.note(entry).startswith("Settings: this table is run at rung 0 of the regime ladder (today's setting) "
+                                           "alone, the rung chosen (results/regime_ladder.md): no rung came nearer")
+    declared = {**paper_table(TABLE), "settings": {"rungs": [0], "chosen": 0, "why": "w"}}
+    rows = _evidence((91.0, 89.0), (95.0, 94.0))  # rung-3 runs a rung-0-only table does not read
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("rnnbench.results.claims.paper_table", lambda table: declared)
+        result = evaluate(TABLE, _claim(), rows, [])
+    assert result.choice is None and result.verdict == verdicts.REPRODUCED
+    assert result.ours == evaluate(TABLE, _claim(), _evidence((91.0, 89.0), None), []).ours
+
+
+def test_the_page_names_each_higher_rung_and_its_variant():
+    line = settings.note({"rungs": [0, 3], "chosen": 3, "why": "w"})
+    assert "at rung 3 (variant `rung3`)" in line and "its claims are read at rung 3" in line and line.endswith(": w.")

@@ -187,10 +187,7 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
     notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
     declared = settings.declared(table_spec(plans[0].config))
     if declared:
-        higher = ", ".join(f"{r} (variant `{settings.variant_at('', r)}`)" for r in declared["rungs"] if r)
-        notes.append(f"Settings: this table is run at rung 0 of the regime ladder (today's setting) and at rung {higher} "
-                     f"(results/regime_ladder.md); its claims are read at rung {declared['chosen']} once both rows of a claim "
-                     f"have runs there, rung 0 beside (docs/verdicts.md, \"Settings\"): {declared['why']}.")
+        notes.append(settings.note(declared))
     return notes
 
 

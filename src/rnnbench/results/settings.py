@@ -55,6 +55,18 @@ def rungs(registry: dict) -> list[int]:
     return [int(r) for r in entry.get("rungs", [0])]
 
 
+def note(entry: dict) -> str:
+    """The table page's line on its settings: the rungs it is run at and why the chosen one. A
+    table may declare rung 0 alone: the ladder found no rung nearer the paper's worth its cost."""
+    higher = ", ".join(f"{r} (variant `{variant_at('', r)}`)" for r in entry["rungs"] if r)
+    if not higher:
+        return ("Settings: this table is run at rung 0 of the regime ladder (today's setting) alone, the rung chosen "
+                f"(results/regime_ladder.md): {entry['why']}.")
+    return (f"Settings: this table is run at rung 0 of the regime ladder (today's setting) and at rung {higher} "
+            f"(results/regime_ladder.md); its claims are read at rung {entry['chosen']} once both rows of a claim "
+            f"have runs there, rung 0 beside (docs/verdicts.md, \"Settings\"): {entry['why']}.")
+
+
 def check_registry(registry: dict, where: str) -> None:
     """The table's ``settings``, checked: one line naming the file and what is wrong."""
     entry = declared(registry)
