@@ -146,6 +146,29 @@ def test_amazon_experiments_fill_every_domain_column_once_at_each_rung():
         assert sorted(columns) == sorted(registry), rung
 
 
+LADDER_TABLES = ["mzu_table6", "rcrn_table1", "rcrn_table2", "rcrn_table3", "rcrn_table4", "rcrn_table5", "rcrn_table8"]
+
+
+@pytest.mark.parametrize("table", LADDER_TABLES)
+def test_every_complete_data_table_says_which_rung_it_is_run_at_and_the_gap_it_leaves(table):
+    """The registry's ``settings`` (the page's "Settings" line), or, where its claims are decided over
+    an open choice instead (MZU Table 6), a ``setting_note`` on the experiments of its rung."""
+    registry = paper_table(table)
+    assert "regime_ladder" in registry
+    if table != "mzu_table6":
+        assert registry["settings"]["chosen"] in registry["settings"]["rungs"] and "gap" in registry["settings"]["why"]
+        return
+    assert "settings" not in registry and registry["open_choices"]
+    for experiment in ("mzu_table6_restaurant_rung3", "mzu_table6_laptop_rung3"):
+        note = _experiment(experiment).table.setting_note
+        assert note.startswith("Rung 3 (the rows of variant rung3, shown beside, deciding no claim)") and "rest of the gap" in note
+
+
+def test_the_complete_data_tables_are_those_that_climb_the_ladder():
+    registries = sorted(p.stem for p in (REPO / "src" / "rnnbench" / "results" / "paper_numbers").glob("*.yaml"))
+    assert [t for t in registries if "regime_ladder" in paper_table(t)] == LADDER_TABLES
+
+
 def _rows_filled(table: str) -> dict[tuple[str, str | None], str]:
     filled = {}
     for e in EXPERIMENTS:

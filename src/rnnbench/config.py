@@ -236,6 +236,10 @@ class TableConf:
     scale: float = 100.0  # ours * scale is in the paper's units
     variant: Optional[str] = None
     data_note: str = ""  # footnote: what data our runs used (partial data, substitutes)
+    # Footnote on the rung of the regime ladder the rows are run at and the gap to the paper it leaves, for a
+    # table whose registry declares no ``settings`` (its claims are decided over an open choice instead:
+    # MZU Table 6's baselines at rung 3, shown beside).
+    setting_note: str = ""
     # Why this experiment's rows are left out of the campaign (e.g. "not run on this budget (see note)"):
     # the cell a row without runs shows, so a row left out reads differently from one still running.
     not_run: str = ""

@@ -185,6 +185,7 @@ def footnotes(plans, rows: list[dict]) -> list[str]:
         f"Hardware: {'; '.join(hardware)}; code {', '.join(commits)}.",
     ]
     notes += [n for n in dict.fromkeys(str(cfg.table.data_note) for _, cfg, _ in plans) if n]
+    notes += [n for n in dict.fromkeys(str(cfg.table.setting_note) for _, cfg, _ in plans) if n]
     declared = settings.declared(table_spec(plans[0].config))
     if declared:
         notes.append(settings.note(declared))
