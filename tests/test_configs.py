@@ -353,3 +353,4 @@ def test_default_job_runs_end_to_end(tmp_path):
     assert (run_dir / "done").exists() and (run_dir / "record.json").exists()
     for key in ("identity", "git_commit", "seed", "encoder_parameters", "dev", "test", "seconds_per_epoch", "tokens_per_second", "peak_memory_mb", "hardware", "config"):
         assert key in record
+    assert record["peak_memory_scope"] in ("run", "process")  # "run" where the platform resets the count (Linux, CUDA)

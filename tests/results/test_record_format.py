@@ -34,6 +34,7 @@ def test_an_old_record_reads_in_the_current_shape(tmp_path):
     assert record["format"] == RECORD_FORMAT and {k: record[k] for k in OLD} == OLD  # what it had, unchanged
     assert (record["status"], record["majority_baseline"], record["world_size"], record["smoke"]) == ("", None, 1, False)
     assert (record["inference_seconds_per_example"], record["cpu_seconds_per_epoch"], record["kernel_implementations"]) == (None, None, {})
+    assert record["peak_memory_scope"] == "process"  # before the per-run reset, the process's peak
     assert Record.from_json(record) == Record.from_json(OLD)  # read again: nothing left to migrate
     (row,) = evidence.evidence_rows(record, "BiLSTM", None, {"SST-5": "accuracy"}, 100.0, "final", True)
     assert (row["status"], row["majority"], row["inference_seconds_per_example"], row["commit"]) == ("", "", "", "c7296ba")

@@ -13,7 +13,10 @@ Formats:
    one made before a key existed reads as that key's default below, which says what its absence
    meant (no ``status``: made before the patience rule, judged from its dev curve where the
    campaign reads it; no ``world_size``: one process; no ``smoke``: scored on the whole test split).
-2. ``format`` = 2: every key below is written.
+2. ``format`` = 2: every key below is written but ``peak_memory_scope``; its peak memory is the
+   process's since it started (in a table process, the largest of every run before it too).
+3. ``format`` = 3: ``peak_memory_scope`` is written ("run": the run's own peak since it started or
+   resumed; "process": the platform could not reset the count).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from pathlib import Path
 
 from rnnbench.errors import RnnbenchError
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 FORMAT = "format"  # the key naming a record's format; absent in format 1
 
 
@@ -63,6 +66,7 @@ class Record:
     test_seconds: float | None = None
     inference_seconds_per_example: float | None = None
     peak_memory_mb: float | None = None
+    peak_memory_scope: str = "process"  # "run" or "process" (formats 1-2: the process's peak)
     test_examples_scored: int | None = None
     smoke: bool = False  # test scored on part of the split (a smoke run, which tables refuse)
     world_size: int = 1  # processes that trained the run together

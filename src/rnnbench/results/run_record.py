@@ -64,11 +64,43 @@ def hardware(device: torch.device) -> dict:
     return info
 
 
+# Linux resets a process's peak resident size (VmHWM) when "5" is written here (proc(5), since 4.0).
+CLEAR_REFS = Path("/proc/self/clear_refs")
+STATUS = Path("/proc/self/status")
+RUN, PROCESS = "run", "process"  # what peak_memory_mb covers: this run alone, or the whole process so far
+
+
+def reset_peak_memory(device: torch.device) -> str:
+    """Start counting peak memory for a run; returns its scope. A table process trains many runs:
+    without a reset each run's peak would be the largest of every run before it. ``RUN``: reset (CUDA,
+    or Linux's VmHWM); ``PROCESS``: the platform cannot reset it, so the peak is the process's."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        return RUN
+    try:
+        CLEAR_REFS.write_text("5")
+        _resident_peak_kb()
+    except (OSError, ValueError):
+        return PROCESS
+    return RUN
+
+
 def peak_memory_mb(device: torch.device) -> float:
-    """Peak GPU memory allocated by torch on CUDA, else the process's peak resident size."""
+    """Peak GPU memory allocated by torch on CUDA, else the peak resident size, since
+    ``reset_peak_memory`` where it could reset it (else since the process started)."""
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 2**20
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    try:
+        return _resident_peak_kb() / 1024
+    except (OSError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _resident_peak_kb() -> int:
+    for line in STATUS.read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise ValueError(f"{STATUS} has no VmHWM line")
 
 
 def build_record(
@@ -95,6 +127,7 @@ def build_record(
     metric_implementations: dict,
     kernel_implementations: dict,
     world_size: int = 1,
+    peak_memory_scope: str = PROCESS,
     extra: dict | None = None,
 ) -> dict:
     """The record of a finished run, from plain values (see the module docstring), as its JSON holds
@@ -132,6 +165,7 @@ def build_record(
         test_seconds=test_seconds,
         inference_seconds_per_example=test_seconds / max(test_predicted, 1),
         peak_memory_mb=peak_memory_mb(device),
+        peak_memory_scope=peak_memory_scope,  # RUN: since the run started or resumed; PROCESS: since the process started
         # max_eval_batches scores part of the test split: a smoke run, which tables refuse
         test_examples_scored=test_predicted, smoke=test_predicted < test_examples,
         world_size=world_size,  # processes that trained the run together (torchrun); 1 = one process

@@ -37,7 +37,7 @@ from rnnbench.progress import progress_bar
 from rnnbench.results import patience
 from rnnbench.results import timing
 from rnnbench.results.records import PREDICTIONS, write_lines_atomic
-from rnnbench.results.run_record import build_record
+from rnnbench.results.run_record import build_record, reset_peak_memory
 from rnnbench.training import checkpoint, distributed
 from rnnbench.training.checkpoint import TrainState
 from rnnbench.training.distributed import Dist
@@ -376,6 +376,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None,
     say = say if dist.main else (lambda _: None)
     device = _device(str(t.device), dist)
     dispatch.reset_used()  # the record says what each recurrence kernel ran
+    memory_scope = reset_peak_memory(device)  # this run's peak, not the largest of the process's earlier runs
     check_names(cfg.task.metrics)  # a typo in a metric name fails now, not after the first epoch
     torch.manual_seed(cfg.seed)
     data = data or prepare(cfg)
@@ -435,7 +436,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None,
         status=status, majority_baseline=baseline, test_scores=test.scores, test_stats=test_stats, test_seconds=test.seconds, test_predicted=len(test.order), test_examples=len(splits["test"]),
         data={"train": len(splits["train"]), "dev": len(splits["dev"]), "test": len(splits["test"]), "vocab": len(data.vocab), "found_in_embeddings": data.found_in_embeddings},
         metric_implementations={k: v for k, v in metric_implementations().items() if k in cfg.task.metrics},
-        kernel_implementations=dispatch.implementations_used(), world_size=dist.world,
+        kernel_implementations=dispatch.implementations_used(), world_size=dist.world, peak_memory_scope=memory_scope,
         # Several ranks: each one's final weights, which DDP keeps equal (a test compares them).
         extra={"rank_weights": distributed.all_gather(_weights_digest(model), dist)} if dist.enabled else None,
     )
