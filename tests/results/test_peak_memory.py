@@ -2,7 +2,9 @@
 run that follows a larger one must not record the larger one's peak."""
 from __future__ import annotations
 
+import json
 import resource
+import subprocess
 import sys
 
 import pytest
@@ -12,24 +14,32 @@ from rnnbench.results import run_record
 from rnnbench.results.run_record import PROCESS, RUN, peak_memory_mb, reset_peak_memory
 
 CPU = torch.device("cpu")
-MB = 2**20
 
 
-def _touch(megabytes: int) -> torch.Tensor:
-    return torch.ones(megabytes * MB // 4)  # written, so resident
+# Run in a fresh process: one that has run other tests holds their memory, which would hide both
+# the block before the reset (below the process's earlier peak) and the one after it.
+PROBE = """
+import json, torch
+from rnnbench.results.run_record import peak_memory_mb, reset_peak_memory
+cpu = torch.device("cpu")
+touch = lambda mb: torch.ones(mb * 2**20 // 4)  # written, so resident
+big = touch(400)
+del big  # a large block goes back to the system at once (glibc maps it on its own)
+before = peak_memory_mb(cpu)
+scope = reset_peak_memory(cpu)
+after_reset = peak_memory_mb(cpu)
+later = touch(200)
+print(json.dumps({"before": before, "scope": scope, "after_reset": after_reset, "later": peak_memory_mb(cpu)}))
+"""
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="only Linux lets a process reset its peak resident size")
 def test_after_a_reset_the_peak_forgets_an_earlier_larger_allocation_and_sees_a_later_one():
-    big = _touch(400)
-    del big  # a large block goes back to the system at once (glibc maps it on its own)
-    peak_before = peak_memory_mb(CPU)
-    assert reset_peak_memory(CPU) == RUN
-    after_reset = peak_memory_mb(CPU)
-    assert after_reset < peak_before - 300  # the 400 MB before the reset do not count
-    later = _touch(200)
-    assert peak_memory_mb(CPU) > after_reset + 150  # what the run allocates after it does
-    del later
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True).stdout
+    peaks = json.loads(out.splitlines()[-1])
+    assert peaks["scope"] == RUN
+    assert peaks["after_reset"] < peaks["before"] - 300  # the 400 MB before the reset do not count
+    assert peaks["later"] > peaks["after_reset"] + 150  # what the run allocates after it does
 
 
 def test_where_the_platform_cannot_reset_it_the_record_says_the_peak_is_the_process(monkeypatch, tmp_path):
