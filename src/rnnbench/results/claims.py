@@ -139,7 +139,7 @@ def with_macro_average(rows: list[dict], column: str, claim: dict) -> tuple[list
         return out
 
     a, b = by_dataset(claim["better"]), by_dataset(claim["worse"])
-    datasets = sorted(set(a) & set(b))
+    datasets = sorted(macro_datasets(rows, claim))
     if not datasets:
         return rows, ""
     extra = []
@@ -163,11 +163,9 @@ def is_macro_average(rows: list[dict], column: str) -> bool:
 
 
 def macro_datasets(rows: list[dict], claim: dict) -> set[str]:
-    """The datasets a macro average is over: those with reported runs of both of the claim's rows."""
-    def datasets(name: str) -> set[str]:
-        encoder, variant = split_row(name)
-        return {r["dataset"] for r in rows if r["encoder"] == encoder and r["variant"] == variant and r.get("reported") == "yes"}
-    return datasets(claim["better"]) & datasets(claim["worse"])
+    """The datasets a macro average is over (gates.macro_block: a dataset whose runs are under way
+    waits outside it until its seeds catch up)."""
+    return gates.macro_block(rows, [claim["better"], claim["worse"]])
 
 
 def paper_values(table: str, claim: dict) -> tuple[float | None, float | None]:

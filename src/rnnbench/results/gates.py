@@ -89,17 +89,38 @@ def compared_rows(claim: dict, compared: tuple[str, str] | None) -> list[str]:
 
 
 def claim_datasets(rows: list[dict], claim: dict, compared: list[str]) -> set[str]:
-    """The columns a claim's rows were compared in: its own, or for a macro average every column
-    with reported runs of both rows."""
+    """The columns a claim's rows were compared in: its own, or for a macro average the columns of
+    ``macro_block``."""
     column = claim["column"]
     if any(r["dataset"] == column for r in rows):
         return {column}
+    return macro_block(rows, compared)
+
+
+def macro_block(rows: list[dict], names: list[str]) -> set[str]:
+    """The columns a macro average of the named rows is over: of those with reported runs of every
+    row, the largest complete block of columns by the seeds all rows share there (the most column-seed
+    cells; on a tie, the most columns). So a column whose runs are under way (one seed of five) waits
+    outside the average until its seeds catch up, instead of cutting every other column's seeds to
+    its one; where every column has the same seeds, that is all of them."""
     per_row = []
-    for name in compared:
+    for name in names:
         encoder, variant = split_row(name)
-        per_row.append({r["dataset"] for r in rows if r["encoder"] == encoder and (r.get("variant") or "") == variant
-                        and r.get("reported") == "yes" and not str(r.get("metric", "")).startswith("stats:")})
-    return set.intersection(*per_row) if per_row else set()
+        seeds: dict[str, set] = {}
+        for r in rows:
+            if (r["encoder"] == encoder and (r.get("variant") or "") == variant and r.get("reported") == "yes"
+                    and not str(r.get("metric", "")).startswith("stats:")):
+                seeds.setdefault(r["dataset"], set()).add(r["seed"])
+        per_row.append(seeds)
+    if not per_row:
+        return set()
+    shared = {d: set.intersection(*(seeds[d] for seeds in per_row)) for d in set.intersection(*(set(s) for s in per_row))}
+    best, chosen = (-1, -1), set(shared)
+    for block in {frozenset(s) for s in shared.values()}:
+        covered = {d for d, s in shared.items() if s >= block}
+        if (score := (len(covered) * len(block), len(covered))) > best:
+            best, chosen = score, covered
+    return chosen
 
 
 # ---------------------------------------------------------------------------------------------
