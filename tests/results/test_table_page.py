@@ -231,6 +231,7 @@ def test_a_macro_average_claim_pairs_seeds_over_the_datasets_run_and_adds_a_sign
     # per seed the macro difference is (1 + 2 - 0.5) / 3 = 0.8333 exactly: the interval is that point
     assert result.t.mean == pytest.approx(2.5 / 3) and result.t.low == pytest.approx(2.5 / 3) and result.verdict == "reproduced"
     assert "over the 3 datasets run here (Apparel, Baby, MR)" in result.note and "2 wins, 1 losses, p = 1.000" in result.note
+    assert result.paper[0] is not None  # the paper's Macro Avg of the RCRN row
 
 
 def test_a_dataset_whose_runs_are_under_way_waits_outside_the_macro_average():
@@ -246,14 +247,12 @@ def test_a_dataset_whose_runs_are_under_way_waits_outside_the_macro_average():
     result = claims.evaluate("rcrn_table1", claim, rows, [])
     assert result.seeds == list(FIVE) and "over the 3 datasets run here (Apparel, Baby, MR)" in result.note
     # its seeds caught up: it enters; and where every dataset has the same seeds, all of them are read
-    rows += [{**r, "dataset": "Software", "seed": seed, "test": r["test"] + 3}
-             for r in rows if r["dataset"] == "Apparel" and r["seed"] != 1 for seed in [r["seed"]]]
+    rows += [{**r, "dataset": "Software", "test": r["test"] + 3} for r in rows if r["dataset"] == "Apparel" and r["seed"] != 1]
     assert claims.macro_datasets(rows, claim) == {"Apparel", "Baby", "MR", "Software"}
     assert "over the 4 datasets run here" in claims.evaluate("rcrn_table1", claim, rows, []).note
     # a fifth seed in one dataset only: the block of every dataset at four seeds (16 cells) beats its 5
     four = [r for r in rows if r["seed"] != 5 or r["dataset"] == "Apparel"]
     assert claims.macro_datasets(four, claim) == {"Apparel", "Baby", "MR", "Software"}
-    assert result.paper[0] is not None  # the paper's Macro Avg of the RCRN row
 
 
 def test_a_claim_on_the_papers_rows_is_tested_on_our_one_variant_and_cost_from_any_column(tmp_path):
