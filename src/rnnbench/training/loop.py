@@ -308,6 +308,17 @@ def apply_patience_rule(run: Run, state: TrainState) -> None:
     state.bad_epochs, state.stopped = 0, False
 
 
+def apply_patience(run: Run, state: TrainState) -> None:
+    """A resumed state decided by this run's patience. A run's own checkpoint decides the same
+    (its patience is part of its identity); a checkpoint that stopped under a shorter patience,
+    carried into a longer one's folder (scripts/patience_check.py), goes on from where it stopped:
+    nothing before the stop reads the patience, so the result is the longer run's from the start."""
+    if state.stopped and not patience.should_stop(state.bad_epochs, run.cfg.trainer.patience):
+        run.say(f"epoch {state.epoch}: stopped {state.bad_epochs} epochs after its best under a shorter patience; "
+                f"it goes on under patience {run.cfg.trainer.patience}")
+        state.stopped = False
+
+
 def test_best(run: Run) -> Evaluation:
     """Test once, with the best dev epoch's weights; write the predictions file."""
     raw_test = run.data.raw["test"]
@@ -405,6 +416,7 @@ def fit(cfg: DictConfig, run_dir: Path, say=print, data: TaskData | None = None,
             f"with a training loss under {start_loss:.4f} ({float(t.start_below_prior):g} x the prior's loss)")
     state = resume(run)  # a damaged last.pt is moved aside: restart
     apply_patience_rule(run, state)
+    apply_patience(run, state)
     run.train_model = distributed.wrap(model, dist, device)
     if dist.main:
         run.logger = make_logger(cfg, run_dir, run_dir.name)
