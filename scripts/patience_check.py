@@ -145,6 +145,18 @@ def write_rows(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
+def add_row(csv_path: Path, new: dict) -> None:
+    """``new`` into the CSV, replacing the same run's row; read and written under a lock, so checks
+    run side by side keep each other's rows."""
+    from filelock import FileLock
+
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    new = {k: str(v) for k, v in new.items()}
+    with FileLock(str(csv_path) + ".lock"):
+        rows = read_rows(csv_path) if csv_path.exists() else []
+        write_rows(csv_path, [r for r in rows if (r["table_run"], r["patience"]) != (new["table_run"], new["patience"])] + [new])
+
+
 def _mean(values) -> float:
     values = list(values)
     return 100 * statistics.fmean(values) if values else float("nan")
@@ -206,16 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
     csv_path = args.results / "diagnostics" / CSV_NAME
-    rows = read_rows(csv_path) if csv_path.exists() else []
     if args.sources:
         from rnnbench.compose import compose_config
 
         runs_dir = args.runs or Path(compose_config([]).paths.runs_dir)
         for source in args.sources:
-            new = train_on(source, args.patience, runs_dir)
-            rows = [r for r in rows if (r["table_run"], r["patience"]) != (new["table_run"], str(new["patience"]))] + [new]
-            rows = [{k: str(v) for k, v in r.items()} for r in rows]
-            write_rows(csv_path, rows)  # after each run: an interrupted check keeps what finished
+            add_row(csv_path, train_on(source, args.patience, runs_dir))  # after each run: an interrupted check keeps what finished
     out = csv_path.with_suffix(".md")
     out.write_text(page(read_rows(csv_path) if csv_path.exists() else []))
     print(f"wrote {out}")
