@@ -194,6 +194,7 @@ def page(rows: list[dict]) -> str:
               "the table's patience, then the longer one):", "",
               "| task | patience | encoder | seeds | gap at the table's patience | gap trained on | change |",
               "|---|---:|---|---:|---:|---:|---:|"]
+    gaps: dict[tuple, list[tuple[float, float]]] = {}
     for (task, p, encoder), runs in sorted(cells.items()):
         base = {r["seed"]: r for r in cells.get((task, p, "bilstm"), [])}
         paired = [r for r in runs if r["seed"] in base]
@@ -202,6 +203,18 @@ def page(rows: list[dict]) -> str:
         before = _mean(float(r["table_test"]) for r in paired) - _mean(float(base[r["seed"]]["table_test"]) for r in paired)
         after = _mean(float(r["test"]) for r in paired) - _mean(float(base[r["seed"]]["test"]) for r in paired)
         lines.append(f"| {task} | {p} | {encoder} | {len(paired)} | {before:+.2f} | {after:+.2f} | {after - before:+.2f} |")
+        gaps.setdefault((p, encoder), []).append((before, after))
+    for (p, encoder), pairs in sorted(gaps.items()):
+        if len(pairs) > 1:  # the macro average's view: each task weighs the same
+            before, after = (statistics.fmean(x) for x in zip(*pairs))
+            lines.append(f"| mean over the {len(pairs)} tasks | {p} | {encoder} | | {before:+.2f} | {after:+.2f} | {after - before:+.2f} |")
+    lines += ["", "Each run (best dev epoch / last epoch, then test):", "",
+              "| task | encoder | seed | table's run | best / last | test | trained on | best / last | test |",
+              "|---|---|---:|---|---|---:|---|---|---:|"]
+    for r in sorted(rows, key=lambda r: (r["task"], r["encoder"], int(r["seed"]), int(r["patience"]))):
+        lines.append(f"| {r['task']} | {r['encoder']} | {r['seed']} | {r['table_run']} | {r['table_best_epoch']} / {r['table_epochs']} | "
+                     f"{100 * float(r['table_test']):.2f} | {r['run']} (patience {r['patience']}) | {r['best_epoch']} / {r['epochs']} | "
+                     f"{100 * float(r['test']):.2f} |")
     commits = sorted({r["commit"] for r in rows})
     hardware = sorted({r["hardware"] for r in rows})
     lines += ["", f"Code {', '.join(commits)}; {'; '.join(hardware)}. Where the best epoch did not move, the test score is "
