@@ -234,9 +234,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.sources:
         from rnnbench.compose import compose_config
 
+        from rnnbench.errors import RunInterrupted
+
         runs_dir = args.runs or Path(compose_config([]).paths.runs_dir)
         for source in args.sources:
-            add_row(csv_path, train_on(source, args.patience, runs_dir))  # after each run: an interrupted check keeps what finished
+            try:
+                new = train_on(source, args.patience, runs_dir)
+            except RunInterrupted as exc:  # Ctrl-C or SIGTERM: the run's checkpoint is saved
+                print(f"{exc}; the rows of the runs that finished are in {csv_path}", file=sys.stderr)
+                return exc.exit_code
+            add_row(csv_path, new)  # after each run: an interrupted check keeps what finished
     out = csv_path.with_suffix(".md")
     out.write_text(page(read_rows(csv_path) if csv_path.exists() else []))
     print(f"wrote {out}")

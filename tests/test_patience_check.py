@@ -98,3 +98,13 @@ def test_the_committed_page_regenerates_from_its_csv(tmp_path):
     (tmp_path / "diagnostics" / check.CSV_NAME).write_text(committed.read_text())
     assert check.main(["--results", str(tmp_path)]) == 0
     assert (tmp_path / "diagnostics" / "patience_check.md").read_text() == committed.with_suffix(".md").read_text()
+
+
+def test_an_interrupted_check_says_so_in_one_line_and_keeps_the_finished_rows(tmp_path, started_at_once, monkeypatch, capsys):
+    from rnnbench.errors import RunInterrupted
+
+    short = train(smoke_config(tmp_path / "a", *TINY, "trainer.lr=0.0001", "trainer.patience=1"), say=lambda _: None)
+    monkeypatch.setattr(check, "train_on", lambda *a: (_ for _ in ()).throw(RunInterrupted("interrupted after epoch 3")))
+    code = check.main(["--continue", short["run_dir"], "--patience", "3", "--results", str(tmp_path / "results")])
+    assert code == RunInterrupted.exit_code
+    assert capsys.readouterr().err.strip().startswith("interrupted after epoch 3; the rows of the runs that finished are in")
