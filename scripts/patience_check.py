@@ -27,6 +27,7 @@ import shutil
 import statistics
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import torch
 from omegaconf import OmegaConf
@@ -37,28 +38,27 @@ FIELDS = ["task", "encoder", "seed", "lr", "table_run", "table_patience", "table
 CSV_NAME = "patience_check.csv"
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     raise SystemExit(f"error: {message}")
 
 
-def finished_run(run_dir: Path) -> tuple[dict, dict]:
-    """A finished run's record and resolved config (``best.pt`` keeps it)."""
+def finished_run(run_dir: Path) -> dict:
+    """A finished run's record (its resolved config under ``config``)."""
     if not (run_dir / "done").exists() or not (run_dir / "record.json").exists():
         fail(f"{run_dir}: not a finished run (no done marker or record.json); let it finish first")
     for name in ("last.pt", "best.pt"):
         if not (run_dir / name).exists():
             fail(f"{run_dir}: no {name} to train on from; only a run folder that keeps its checkpoints can be carried")
-    record = json.loads((run_dir / "record.json").read_text())
-    config = torch.load(run_dir / "best.pt", map_location="cpu", weights_only=False)["config"]
-    return record, config
+    return json.loads((run_dir / "record.json").read_text())
 
 
-def composed(record: dict, config: dict):
+def composed(record: dict):
     """The run's config as composed today (its experiment, encoder and seed, then every key the saved
     config sets otherwise): the identity is hashed from the unresolved paths, which the saved one lacks."""
     from rnnbench.compose import compose_config
     from rnnbench.results.run_folders import flatten
 
+    config = record["config"]
     base = f"experiment={config['experiment']}" if config.get("experiment") else f"task={record['task']}"
     cfg = compose_config([base, f"encoder={record['encoder']}", f"seed={record['seed']}"])
     today = flatten(OmegaConf.to_container(cfg, resolve=True))
@@ -68,13 +68,13 @@ def composed(record: dict, config: dict):
     return cfg
 
 
-def carried_config(run_dir: Path, record: dict, config: dict, patience: int, runs_dir: Path):
+def carried_config(run_dir: Path, record: dict, patience: int, runs_dir: Path):
     """The config of ``run_dir``'s run under ``patience``, its folder under ``runs_dir``; refuses what cannot be carried."""
     from rnnbench.results.identity import run_dir as run_dir_of
     from rnnbench.results.identity import run_identity
     from rnnbench.results.run_record import hardware
 
-    cfg = composed(record, config)
+    cfg = composed(record)
     if run_identity(cfg) != record["identity"]:
         fail(f"{run_dir}: this code no longer reproduces the run's identity (a component or the data changed since "
              f"commit {record['git_commit'][:12]}); check out that commit to train it on")
@@ -82,11 +82,11 @@ def carried_config(run_dir: Path, record: dict, config: dict, patience: int, run
         fail(f"{run_dir}: ran to its epoch cap ({cfg.trainer.epochs}); a longer patience changes nothing")
     if patience <= int(cfg.trainer.patience):
         fail(f"--patience {patience}: not longer than the run's ({cfg.trainer.patience})")
-    torch.set_num_threads(int(cfg.trainer.num_threads or torch.get_num_threads()))
-    here, there = hardware(torch.device("cpu")), record["hardware"]
-    if (here.get("cpu"), here["threads"]) != (there.get("cpu"), there["threads"]):
-        fail(f"{run_dir}: made on {there.get('cpu')} with {there['threads']} thread(s), this is {here.get('cpu')} with "
-             f"{here['threads']}; the same run on another processor is another run (results/diagnostics/processor_numerics.md)")
+    # The thread count is part of the identity checked above; the processor is not.
+    here, there = hardware(torch.device("cpu")).get("cpu"), record["hardware"].get("cpu")
+    if here != there:
+        fail(f"{run_dir}: made on {there}, this is {here}; the same run on another processor is another run "
+             "(results/diagnostics/processor_numerics.md)")
     cfg.trainer.patience = patience
     cfg.paths.runs_dir = str(runs_dir)
     return cfg, run_dir_of(cfg, run_identity(cfg))
@@ -102,11 +102,11 @@ def carry(source: Path, target: Path) -> None:
         (target / f"{name}.tmp").rename(target / name)
 
 
-def row(source: Path, table: dict, table_config: dict, record: dict) -> dict:
+def row(source: Path, table: dict, record: dict) -> dict:
     """One CSV row: the finished run's outcome, the longer run's, and what the extra epochs cost."""
     history = record["history"]
     extra = [h for h in history if h["epoch"] > table["epochs_run"]]
-    hw = record["hardware"]
+    hw, table_config = record["hardware"], table["config"]
     return {"task": record["task"], "encoder": record["encoder"], "seed": record["seed"],
             "lr": table_config["trainer"]["lr"], "table_run": f"{record['encoder']}/{source.name}",
             "table_patience": table_config["trainer"]["patience"], "table_epochs": table["epochs_run"],
@@ -125,11 +125,11 @@ def train_on(source: Path, patience: int, runs_dir: Path) -> dict:
     """Train ``source``'s run on under ``patience`` (or read it, if done); its CSV row."""
     from rnnbench.run import train
 
-    table, config = finished_run(source)
-    cfg, target = carried_config(source, table, config, patience, runs_dir)
+    table = finished_run(source)
+    cfg, target = carried_config(source, table, patience, runs_dir)
     carry(source, target)
-    print(f"== {source} -> {target} (patience {config['trainer']['patience']} -> {patience})", flush=True)
-    return row(source, table, config, train(cfg))
+    print(f"== {source} -> {target} (patience {table['config']['trainer']['patience']} -> {patience})", flush=True)
+    return row(source, table, train(cfg))
 
 
 def read_rows(path: Path) -> list[dict]:
